@@ -1,0 +1,19 @@
+# BPF programs: CO-RE objects built with clang against a vmlinux.h that
+# bpftool dumps from the build host's BTF, embedded in the loaders through
+# bpftool skeletons (as libbpf-tools does).
+BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_TARGET_ARCH) \
+	-I$(top_builddir)/bpf -I$(top_srcdir)/bpf -I$(top_srcdir)/lib \
+	-Wall -Werror
+
+bpf/vmlinux.h:
+	@$(MKDIR_P) bpf
+	$(AM_V_GEN)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
+
+bpf/%.bpf.o: bpf/%.bpf.c bpf/vmlinux.h
+	@$(MKDIR_P) bpf
+	$(AM_V_GEN)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+bpf/%.skel.h: bpf/%.bpf.o
+	$(AM_V_GEN)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+CLEANFILES += bpf/vmlinux.h bpf/*.bpf.o bpf/*.skel.h

@@ -1,0 +1,1 @@
+EXTRA_DIST += docs/stream-format.md docs/architecture.md

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CPA_HASH_H
+#define CPA_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A fast non-cryptographic 64-bit hash of bytes (not for untrusted keys
+ * where flooding matters: tables also bound their chain lengths). */
+uint64_t cpa_hash(const void *data, size_t len, uint64_t seed);
+
+static inline uint64_t cpa_hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+#endif

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Root labels of a folded line, in the order the user asks with --labels:
+ * comm, pid, tid, thread, container, env, cpu. The marker frame of the
+ * event kind ("off-CPU blocked", ...) comes before them; on-CPU has none.
+ * Default: comm.
+ *
+ *   comm       process (group leader) name, as is
+ *   pid        "[pid 1234]"       tid   "[tid 1235]"
+ *   thread     "[thread NAME]"    cpu   "[cpu 3]"
+ *   container  "[container ID]" or "[cgroup PATH]" as recorded
+ *   env        "[env VALUE]"
+ * A label whose value is missing (no env recorded) is left out.
+ */
+#ifndef CPA_LABELS_H
+#define CPA_LABELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stream.h"
+#include "symstream.h"
+
+enum cpa_label {
+	CPA_LABEL_COMM,
+	CPA_LABEL_PID,
+	CPA_LABEL_TID,
+	CPA_LABEL_THREAD,
+	CPA_LABEL_CONTAINER,
+	CPA_LABEL_ENV,
+	CPA_LABEL_CPU,
+};
+
+#define CPA_LABELS_MAX 8
+
+struct cpa_labels {
+	unsigned n;
+	enum cpa_label order[CPA_LABELS_MAX];
+};
+
+/* "comm,pid,cpu" or "none". 0, or -1 with err naming the bad word. */
+int cpa_labels_parse(const char *spec, struct cpa_labels *out, char *err,
+		     size_t errlen);
+void cpa_labels_default(struct cpa_labels *out);
+
+/*
+ * Writes the folded line of a symbolized sample to f:
+ * marker;labels;frames... weight\n. Frames come from d. Returns 0 or -1
+ * when the sample names an undefined id.
+ */
+int cpa_folded_write_sample(FILE *f, const struct cpa_labels *labels,
+			    const struct cpa_dict *d,
+			    const struct cpa_sample *s);
+
+#endif

@@ -1,0 +1,15 @@
+# lib/: code shared by every tool, built once into libcpa.a. Tools that
+# add shared code (e.g. the store format) append to lib_libcpa_a_SOURCES
+# in their own local.mk.
+noinst_LIBRARIES += lib/libcpa.a
+lib_libcpa_a_SOURCES = \
+	lib/stream.c lib/stream.h \
+	lib/symstream.c lib/symstream.h \
+	lib/intern.c lib/intern.h \
+	lib/hash.c lib/hash.h \
+	lib/folded.c lib/folded.h \
+	lib/labels.c lib/labels.h \
+	lib/log.c lib/log.h \
+	lib/options.c lib/options.h \
+	lib/timeparse.c lib/timeparse.h \
+	lib/cpuset.c lib/cpuset.h

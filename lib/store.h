@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cpa store: per-window aggregated samples kept in rotating segment
+ * directories. docs/store-format.md is the specification; this header is
+ * its code, shared by cpa-store (which writes) and cpa-query (which reads).
+ *
+ *   DIR/lock                       held (flock) by the one cpa-store writing
+ *   DIR/20261130T060000Z/meta      key=value text about the segment
+ *   DIR/20261130T060000Z/index     fixed 64-byte entries, one per block
+ *   DIR/20261130T060000Z/dict      zstd blocks: new strings, stacks, labelsets
+ *   DIR/20261130T060000Z/data      zstd blocks: windows of counts
+ *
+ * Every flush appends one dictionary block (when anything is new), one
+ * data block and then one index entry, in that order. An index entry is
+ * the commit: readers trust only data an intact entry points to, so a
+ * torn tail after a crash or a full disk is simply not yet committed.
+ */
+#ifndef CPA_STORE_H
+#define CPA_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symstream.h"
+
+#define CPA_STORE_MAJOR 1
+#define CPA_STORE_MINOR 0
+
+#define CPA_STORE_FILE_HEADER 64	/* header of index, dict and data */
+#define CPA_STORE_INDEX_ENTRY 64
+#define CPA_STORE_BLOCK_HEADER 16
+/* Largest block, raw or compressed, that a reader accepts. */
+#define CPA_STORE_BLOCK_MAX (64u << 20)
+/* Largest meta file a reader accepts. */
+#define CPA_STORE_META_MAX (64u << 10)
+/* Segment directory names: YYYYMMDDTHHMMSSZ, then "-N" when reused. */
+#define CPA_STORE_NAME_MAX 32
+
+enum cpa_store_file {
+	CPA_STORE_INDEX = 0,
+	CPA_STORE_DICT = 1,
+	CPA_STORE_DATA = 2,
+};
+extern const char *const cpa_store_file_names[3];	/* "index", ... */
+
+/* Everything that tells samples apart besides their stack. String fields
+ * are ids in the segment's dictionary, 0 for none. */
+struct cpa_store_labelset {
+	uint64_t cgroup_id;
+	uint32_t pid, tid, cpu;
+	uint16_t kind, flags;
+	uint32_t comm, thread, container, env;
+};
+
+/* One index entry: where a block is and which times it holds. */
+struct cpa_store_index_entry {
+	uint64_t cover_from, cover_to;	/* input time this flush covered */
+	uint64_t min_start, max_end;	/* windows in the data block */
+	uint64_t data_off, dict_off;
+	uint32_t data_len, dict_len;	/* dict_len 0: no dictionary block */
+	uint32_t n_windows;
+};
+
+struct cpa_store_entry {
+	uint32_t labelset, stack;
+	uint64_t weight;
+};
+
+struct cpa_store_window {
+	uint64_t start_ns;
+	uint32_t n, cap;
+	struct cpa_store_entry *e;
+};
+
+/* A growable byte buffer. */
+struct cpa_store_buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+void cpa_store_buf_reserve(struct cpa_store_buf *b, size_t more);
+void cpa_store_buf_free(struct cpa_store_buf *b);
+
+/* ---- codec: pure functions on memory (store_format.c) ----------------- */
+
+uint32_t cpa_store_crc32(const void *data, size_t len);
+
+void cpa_store_header_encode(uint8_t out[CPA_STORE_FILE_HEADER],
+			     enum cpa_store_file which, uint64_t interval_ns,
+			     uint64_t start_ns);
+/* Checks magic, version and checksum. Returns 0, -1 (not this file or
+ * damaged), or -2 (a newer major version); err says which. */
+int cpa_store_header_decode(const uint8_t *buf, size_t len,
+			    enum cpa_store_file which, uint16_t *major,
+			    uint16_t *minor, uint64_t *interval_ns,
+			    uint64_t *start_ns, char *err, size_t errlen);
+
+void cpa_store_index_encode(uint8_t out[CPA_STORE_INDEX_ENTRY],
+			    const struct cpa_store_index_entry *e);
+/* 0, or -1 with err when the checksum or a field is wrong. */
+int cpa_store_index_decode(const uint8_t in[CPA_STORE_INDEX_ENTRY],
+			   struct cpa_store_index_entry *e, char *err,
+			   size_t errlen);
+
+/* Compresses raw into a block (header + zstd frame) appended to out. */
+int cpa_store_block_pack(struct cpa_store_buf *out, const void *raw,
+			 size_t len, int level, char *err, size_t errlen);
+/* Checks a block of exactly len bytes and decompresses it into raw. */
+int cpa_store_block_unpack(const uint8_t *block, size_t len,
+			   struct cpa_store_buf *raw, char *err,
+			   size_t errlen);
+
+/*
+ * The reader's view of a segment dictionary: strings and stacks in a
+ * cpa_dict (so lib/labels.h formats them), labelsets beside it.
+ */
+struct cpa_store_dict {
+	struct cpa_dict d;
+	struct cpa_store_labelset *labelsets;	/* [0] unused */
+	uint32_t nlabelsets, caplabelsets;	/* ids 1..nlabelsets-1 */
+};
+void cpa_store_dict_init(struct cpa_store_dict *sd);
+void cpa_store_dict_free(struct cpa_store_dict *sd);
+/* Adds the entries of a raw dictionary block. 0, or -1 with err. */
+int cpa_store_dict_decode(struct cpa_store_dict *sd, const uint8_t *raw,
+			  size_t len, char *err, size_t errlen);
+
+/*
+ * Decodes a raw data block, checking every id against sd and every window
+ * against the index entry, and calls fn once per window. fn returns 0 to
+ * go on. 0, -1 with err on bad input, or fn's non-zero value.
+ */
+typedef int (*cpa_store_window_fn)(void *arg, uint64_t start_ns,
+				   const struct cpa_store_entry *e,
+				   uint32_t n);
+int cpa_store_windows_decode(const uint8_t *raw, size_t len,
+			     const struct cpa_store_dict *sd,
+			     const struct cpa_store_index_entry *ie,
+			     uint64_t interval_ns, struct cpa_store_buf *scratch,
+			     cpa_store_window_fn fn, void *arg, char *err,
+			     size_t errlen);
+
+/*
+ * Meta: "key=value" lines. Parsed into a NULL-terminated array of
+ * alternating keys and values. 0, or -1 with err naming the line.
+ */
+int cpa_store_meta_parse(const char *text, size_t len, char ***kv,
+			 char *err, size_t errlen);
+const char *cpa_store_meta_get(char *const *kv, const char *key);
+void cpa_store_meta_free(char **kv);
+
+/* "20261130T060000Z" for a UTC time; with seq > 0, "...Z-seq". */
+void cpa_store_segment_name(uint64_t start_ns, unsigned seq, char *buf,
+			    size_t len);
+/* True when name has the form of a segment directory. */
+bool cpa_store_is_segment_name(const char *name);
+
+/* ---- writer (store_write.c) ------------------------------------------- */
+
+struct cpa_segment_writer;
+
+/*
+ * Creates DIR/NAME (0750) with its files (0640) and meta. meta_extra is
+ * more "key=value\n" lines (host, kernel, stream meta), may be NULL.
+ * Returns NULL with err set (errno kept) on failure.
+ */
+struct cpa_segment_writer *cpa_segment_create(const char *dir,
+					      const char *name,
+					      uint64_t start_ns,
+					      uint64_t interval_ns,
+					      const char *meta_extra,
+					      char *err, size_t errlen);
+/* Rewrites meta atomically (new stream meta arrived). 0 or -errno. */
+int cpa_segment_write_meta(struct cpa_segment_writer *sw,
+			   const char *meta_extra, char *err, size_t errlen);
+/* Segment dictionary ids; new entries are written with the next block. */
+uint32_t cpa_segment_string(struct cpa_segment_writer *sw, const char *s,
+			    size_t len);
+uint32_t cpa_segment_stack(struct cpa_segment_writer *sw,
+			   const uint32_t *frames, uint32_t n);
+uint32_t cpa_segment_labelset(struct cpa_segment_writer *sw,
+			      const struct cpa_store_labelset *ls);
+/*
+ * Appends one block holding windows w[0..n-1] (entries get sorted) and
+ * commits it with an index entry. On failure (ENOSPC, EIO) the files are
+ * cut back to their last commit, the dictionary entries stay pending, and
+ * -errno is returned with err set: the caller may retry the same windows.
+ */
+int cpa_segment_append(struct cpa_segment_writer *sw,
+		       struct cpa_store_window *w, size_t n,
+		       uint64_t cover_from, uint64_t cover_to, char *err,
+		       size_t errlen);
+/* fdatasync of the three files. 0 or -errno. */
+int cpa_segment_sync(struct cpa_segment_writer *sw);
+uint64_t cpa_segment_bytes(const struct cpa_segment_writer *sw);
+uint64_t cpa_segment_max_end(const struct cpa_segment_writer *sw);
+uint64_t cpa_segment_start(const struct cpa_segment_writer *sw);
+const char *cpa_segment_name(const struct cpa_segment_writer *sw);
+/* Bytes of dictionary memory the writer holds (for the memory bound). */
+size_t cpa_segment_memory(const struct cpa_segment_writer *sw);
+void cpa_segment_close(struct cpa_segment_writer *sw);
+
+/* ---- reader (store_read.c) -------------------------------------------- */
+
+/* What a reader learns about a segment without reading its blocks. */
+struct cpa_segment_info {
+	char *path;		/* DIR/NAME */
+	char name[CPA_STORE_NAME_MAX];
+	uint16_t major, minor;
+	uint64_t interval_ns, start_ns;
+	char **meta;		/* cpa_store_meta_parse() */
+	struct cpa_store_index_entry *idx;
+	size_t n_idx;
+	uint64_t index_size, dict_size, data_size;	/* as opened */
+	uint64_t bytes;		/* all files, on disk */
+	uint64_t torn_bytes;	/* index bytes past the last good entry */
+	uint64_t valid_index, valid_dict, valid_data;	/* committed lengths */
+	char torn_why[160];	/* why the tail was cut, when torn_bytes */
+	uint64_t min_start, max_end;	/* over all entries; 0 when none */
+};
+
+/*
+ * Reads meta and index of the segment at path. Returns 0; -1 when it is
+ * not a readable segment (err says why); -2 when its format is newer.
+ * A torn index tail is not an error: torn_bytes and torn_why tell.
+ */
+int cpa_segment_info_read(const char *path, struct cpa_segment_info *si,
+			  char *err, size_t errlen);
+void cpa_segment_info_free(struct cpa_segment_info *si);
+
+/* Sorted segment directory names in dir. -1 with err if dir is unreadable. */
+int cpa_store_list_names(const char *dir, char ***names, size_t *n,
+			 char *err, size_t errlen);
+void cpa_store_names_free(char **names, size_t n);
+
+/* Reads blocks of one segment; loads the dictionary as far as needed. */
+struct cpa_segment_reader {
+	const struct cpa_segment_info *si;
+	int dict_fd, data_fd;
+	struct cpa_store_dict dict;
+	size_t dict_upto;	/* dict blocks of entries < dict_upto loaded */
+	struct cpa_store_buf comp, raw, scratch;
+};
+
+int cpa_segment_reader_open(struct cpa_segment_reader *r,
+			    const struct cpa_segment_info *si, char *err,
+			    size_t errlen);
+/* Loads dictionary blocks of entries 0..entry. 0 or -1 with err. */
+int cpa_segment_reader_dict(struct cpa_segment_reader *r, size_t entry,
+			    char *err, size_t errlen);
+/* Decodes the data block of index entry i, calling fn per window. */
+int cpa_segment_reader_block(struct cpa_segment_reader *r, size_t entry,
+			     cpa_store_window_fn fn, void *arg, char *err,
+			     size_t errlen);
+void cpa_segment_reader_close(struct cpa_segment_reader *r);
+
+#endif

@@ -1,0 +1,888 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cpa stream codec. Encoding writes fields one by one in little-endian
+ * order, so the wire format never depends on struct layout or host byte
+ * order; decoding checks every count and length before it reads.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stream.h"
+
+#define WRITER_BUF (256u * 1024u)
+#define READER_BUF (512u * 1024u)
+
+/* Fixed parts of each payload; docs/stream-format.md has the layouts. */
+#define RAW_FIXED 88
+#define TASK_FIXED 40
+#define MMAP_FIXED 80
+#define LOST_FIXED 24
+#define STRING_FIXED 4
+#define STACK_FIXED 8
+#define SAMPLE_FIXED 64
+#define END_FIXED 24
+
+/* ---- little-endian helpers --------------------------------------------- */
+
+static inline void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v;
+	p[1] = v >> 8;
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = v >> (8 * i);
+}
+
+static inline void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = v >> (8 * i);
+}
+
+static inline uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+/* ---- writer ------------------------------------------------------------ */
+
+static int write_all(struct cpa_writer *w, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(w->fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			w->err = errno;
+			return -errno;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int cpa_writer_flush(struct cpa_writer *w)
+{
+	if (w->err)
+		return -w->err;
+	if (w->len == 0)
+		return 0;
+	int rc = write_all(w, w->buf, w->len);
+	w->len = 0;
+	return rc;
+}
+
+/* Reserves n bytes in the buffer, flushing first if needed. */
+static uint8_t *reserve(struct cpa_writer *w, size_t n)
+{
+	if (w->err)
+		return NULL;
+	if (w->len + n > w->cap && cpa_writer_flush(w) < 0)
+		return NULL;
+	if (n > w->cap) {
+		uint8_t *nb = realloc(w->buf, n);
+		if (!nb) {
+			w->err = ENOMEM;
+			return NULL;
+		}
+		w->buf = nb;
+		w->cap = n;
+	}
+	uint8_t *p = w->buf + w->len;
+	w->len += n;
+	return p;
+}
+
+int cpa_writer_init(struct cpa_writer *w, int fd)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	w->cap = WRITER_BUF;
+	w->buf = malloc(w->cap);
+	if (!w->buf)
+		return -ENOMEM;
+	uint8_t *h = reserve(w, CPA_STREAM_HEADER_SIZE);
+	memcpy(h, CPA_STREAM_MAGIC, CPA_STREAM_MAGIC_LEN);
+	put16(h + 4, CPA_STREAM_MAJOR);
+	put16(h + 6, CPA_STREAM_MINOR);
+	put32(h + 8, CPA_STREAM_HEADER_SIZE);
+	put32(h + 12, 0);
+	return 0;
+}
+
+int cpa_writer_close(struct cpa_writer *w)
+{
+	int rc = cpa_writer_flush(w);
+	free(w->buf);
+	w->buf = NULL;
+	w->cap = w->len = 0;
+	return rc;
+}
+
+/* Starts a record of payload length len; returns the payload pointer. */
+static uint8_t *begin_record(struct cpa_writer *w, uint16_t type, uint32_t len)
+{
+	if (len > CPA_RECORD_MAX) {
+		if (!w->err)
+			w->err = EMSGSIZE;
+		return NULL;
+	}
+	uint8_t *p = reserve(w, CPA_RECORD_HEADER_SIZE + (size_t)len);
+	if (!p)
+		return NULL;
+	put16(p, type);
+	put16(p + 2, 0);
+	put32(p + 4, len);
+	w->records++;
+	return p + CPA_RECORD_HEADER_SIZE;
+}
+
+int cpa_write_record(struct cpa_writer *w, uint16_t type, const void *payload,
+		     uint32_t len)
+{
+	uint8_t *p = begin_record(w, type, len);
+	if (!p)
+		return -w->err;
+	if (len)
+		memcpy(p, payload, len);
+	if (type == CPA_REC_RAW_SAMPLE || type == CPA_REC_SAMPLE)
+		w->samples++;
+	return 0;
+}
+
+static void put_comm(uint8_t *p, const char *comm)
+{
+	size_t n = strnlen(comm, CPA_COMM_LEN);
+	memcpy(p, comm, n);
+	memset(p + n, 0, CPA_COMM_LEN - n);
+}
+
+int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
+{
+	if (s->n_kernel > CPA_MAX_FRAMES || s->n_user > CPA_MAX_FRAMES ||
+	    s->n_regs > CPA_MAX_REGS || s->stack_len > CPA_MAX_STACK_BYTES ||
+	    (s->stack_len && !s->stack)) {
+		if (!w->err)
+			w->err = EINVAL;
+		return -w->err;
+	}
+	uint32_t len = RAW_FIXED +
+		       8u * (s->n_kernel + s->n_user + s->n_regs) +
+		       s->stack_len;
+	uint8_t *p = begin_record(w, CPA_REC_RAW_SAMPLE, len);
+	if (!p)
+		return -w->err;
+	put64(p, s->time_ns);
+	put64(p + 8, s->cgroup_id);
+	put64(p + 16, s->weight);
+	put32(p + 24, s->pid);
+	put32(p + 28, s->tid);
+	put32(p + 32, s->cpu);
+	put16(p + 36, s->kind);
+	put16(p + 38, s->flags);
+	put_comm(p + 40, s->comm);
+	put_comm(p + 56, s->pcomm);
+	put16(p + 72, s->n_kernel);
+	put16(p + 74, s->n_user);
+	put16(p + 76, s->n_regs);
+	put16(p + 78, 0);
+	put32(p + 80, s->stack_len);
+	put32(p + 84, 0);
+	uint8_t *q = p + RAW_FIXED;
+	for (unsigned i = 0; i < s->n_kernel; i++, q += 8)
+		put64(q, s->kernel_ips[i]);
+	for (unsigned i = 0; i < s->n_user; i++, q += 8)
+		put64(q, s->user_ips[i]);
+	for (unsigned i = 0; i < s->n_regs; i++, q += 8)
+		put64(q, s->regs[i]);
+	if (s->stack_len)
+		memcpy(q, s->stack, s->stack_len);
+	w->samples++;
+	return 0;
+}
+
+int cpa_write_task(struct cpa_writer *w, const struct cpa_task *t)
+{
+	uint8_t *p = begin_record(w, CPA_REC_TASK, TASK_FIXED);
+	if (!p)
+		return -w->err;
+	put64(p, t->time_ns);
+	put32(p + 8, t->pid);
+	put32(p + 12, t->tid);
+	put32(p + 16, t->ppid);
+	put16(p + 20, t->event);
+	put16(p + 22, 0);
+	put_comm(p + 24, t->comm);
+	return 0;
+}
+
+int cpa_write_mmap(struct cpa_writer *w, const struct cpa_mmap *m)
+{
+	if (m->build_id_len > CPA_BUILD_ID_MAX || m->path_len > CPA_PATH_MAX) {
+		if (!w->err)
+			w->err = EINVAL;
+		return -w->err;
+	}
+	uint8_t *p = begin_record(w, CPA_REC_MMAP, MMAP_FIXED + m->path_len);
+	if (!p)
+		return -w->err;
+	put64(p, m->time_ns);
+	put64(p + 8, m->start);
+	put64(p + 16, m->len);
+	put64(p + 24, m->pgoff);
+	put64(p + 32, m->inode);
+	put32(p + 40, m->pid);
+	put32(p + 44, m->prot);
+	put32(p + 48, m->flags);
+	p[52] = m->build_id_len;
+	memset(p + 53, 0, 3);
+	memset(p + 56, 0, CPA_BUILD_ID_MAX);
+	memcpy(p + 56, m->build_id, m->build_id_len);
+	put16(p + 76, m->path_len);
+	put16(p + 78, 0);
+	if (m->path_len)
+		memcpy(p + MMAP_FIXED, m->path, m->path_len);
+	return 0;
+}
+
+int cpa_write_lost(struct cpa_writer *w, const struct cpa_lost *l)
+{
+	uint8_t *p = begin_record(w, CPA_REC_LOST, LOST_FIXED);
+	if (!p)
+		return -w->err;
+	put64(p, l->time_ns);
+	put64(p + 8, l->count);
+	put32(p + 16, l->reason);
+	put32(p + 20, l->cpu);
+	w->lost += l->count;
+	return 0;
+}
+
+int cpa_write_string(struct cpa_writer *w, uint32_t id, const char *s,
+		     uint32_t len)
+{
+	if (len > CPA_RECORD_MAX - STRING_FIXED) {
+		if (!w->err)
+			w->err = EMSGSIZE;
+		return -w->err;
+	}
+	uint8_t *p = begin_record(w, CPA_REC_STRING, STRING_FIXED + len);
+	if (!p)
+		return -w->err;
+	put32(p, id);
+	if (len)
+		memcpy(p + STRING_FIXED, s, len);
+	return 0;
+}
+
+int cpa_write_stack(struct cpa_writer *w, uint32_t id, const uint32_t *frames,
+		    uint32_t n)
+{
+	if (n > CPA_MAX_STACK_DEPTH) {
+		if (!w->err)
+			w->err = EMSGSIZE;
+		return -w->err;
+	}
+	uint8_t *p = begin_record(w, CPA_REC_STACK, STACK_FIXED + 4 * n);
+	if (!p)
+		return -w->err;
+	put32(p, id);
+	put32(p + 4, n);
+	for (uint32_t i = 0; i < n; i++)
+		put32(p + STACK_FIXED + 4 * i, frames[i]);
+	return 0;
+}
+
+int cpa_write_sample(struct cpa_writer *w, const struct cpa_sample *s)
+{
+	uint8_t *p = begin_record(w, CPA_REC_SAMPLE, SAMPLE_FIXED);
+	if (!p)
+		return -w->err;
+	put64(p, s->time_ns);
+	put64(p + 8, s->weight);
+	put64(p + 16, s->cgroup_id);
+	put32(p + 24, s->pid);
+	put32(p + 28, s->tid);
+	put32(p + 32, s->cpu);
+	put16(p + 36, s->kind);
+	put16(p + 38, s->flags);
+	put32(p + 40, s->stack_id);
+	put32(p + 44, s->comm_id);
+	put32(p + 48, s->thread_id);
+	put32(p + 52, s->container_id);
+	put32(p + 56, s->env_id);
+	put32(p + 60, 0);
+	w->samples++;
+	return 0;
+}
+
+int cpa_write_meta(struct cpa_writer *w, const char *key, const char *value)
+{
+	size_t kl = strlen(key), vl = strlen(value);
+	if (kl + 1 + vl > CPA_RECORD_MAX || memchr(key, '=', kl)) {
+		if (!w->err)
+			w->err = EINVAL;
+		return -w->err;
+	}
+	uint8_t *p = begin_record(w, CPA_REC_META, (uint32_t)(kl + 1 + vl));
+	if (!p)
+		return -w->err;
+	memcpy(p, key, kl);
+	p[kl] = '\0';
+	memcpy(p + kl + 1, value, vl);
+	return 0;
+}
+
+int cpa_write_end(struct cpa_writer *w)
+{
+	uint64_t records = w->records;
+	uint8_t *p = begin_record(w, CPA_REC_END, END_FIXED);
+	if (!p)
+		return -w->err;
+	put64(p, w->samples);
+	put64(p + 8, w->lost);
+	put64(p + 16, records);
+	return cpa_writer_flush(w);
+}
+
+/* ---- reader ------------------------------------------------------------ */
+
+static int reader_fail(struct cpa_reader *r, uint64_t off, const char *fmt,
+		       ...) __attribute__((format(printf, 3, 4)));
+
+static int reader_fail(struct cpa_reader *r, uint64_t off, const char *fmt,
+		       ...)
+{
+	char msg[192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(r->err, sizeof(r->err), "%s: byte %llu: %s", r->name,
+		 (unsigned long long)off, msg);
+	return -1;
+}
+
+/* Ensures at least want bytes are buffered unless input ends first.
+ * Returns the number available (may be < want at EOF), or -1. */
+static long fill(struct cpa_reader *r, size_t want)
+{
+	if (r->end - r->start >= want)
+		return (long)(r->end - r->start);
+	if (r->start > 0) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->start = 0;
+	}
+	if (want > r->cap) {
+		size_t ncap = r->cap;
+		while (ncap < want)
+			ncap *= 2;
+		uint8_t *nb = realloc(r->buf, ncap);
+		if (!nb)
+			return reader_fail(r, r->offset, "out of memory");
+		r->buf = nb;
+		r->cap = ncap;
+	}
+	while (r->end < want && !r->eof) {
+		ssize_t k = read(r->fd, r->buf + r->end, r->cap - r->end);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return reader_fail(r, r->offset + (r->end - r->start),
+					   "read error: %s", strerror(errno));
+		}
+		if (k == 0)
+			r->eof = true;
+		r->end += (size_t)k;
+	}
+	return (long)(r->end - r->start);
+}
+
+int cpa_reader_init(struct cpa_reader *r, int fd, const char *name,
+		    const void *prefix, size_t prefix_len)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->name = name ? name : "<input>";
+	r->cap = READER_BUF;
+	if (prefix_len > r->cap)
+		r->cap = prefix_len;
+	r->buf = malloc(r->cap);
+	if (!r->buf)
+		return reader_fail(r, 0, "out of memory");
+	if (prefix_len)
+		memcpy(r->buf, prefix, prefix_len);
+	r->end = prefix_len;
+
+	long n = fill(r, CPA_STREAM_HEADER_SIZE);
+	if (n < 0)
+		return -1;
+	if (n == 0)
+		return reader_fail(r, 0, "empty input, expected a cpa stream");
+	const uint8_t *h = r->buf;
+	size_t cmp = (size_t)n < CPA_STREAM_MAGIC_LEN ? (size_t)n
+						      : CPA_STREAM_MAGIC_LEN;
+	if (memcmp(h, CPA_STREAM_MAGIC, cmp) != 0)
+		return reader_fail(r, 0, "not a cpa stream (bad magic)");
+	if (n < CPA_STREAM_HEADER_SIZE)
+		return reader_fail(r, (uint64_t)n,
+				   "truncated stream header (%ld of %d bytes)",
+				   n, CPA_STREAM_HEADER_SIZE);
+	r->major = get16(h + 4);
+	r->minor = get16(h + 6);
+	uint32_t hlen = get32(h + 8);
+	if (r->major != CPA_STREAM_MAJOR)
+		return reader_fail(r, 4,
+				   "stream version %u.%u not supported "
+				   "(this build reads %u.x)",
+				   r->major, r->minor, CPA_STREAM_MAJOR);
+	if (hlen < CPA_STREAM_HEADER_SIZE || hlen > 4096)
+		return reader_fail(r, 8, "bad header length %u", hlen);
+	/* A later minor version may grow the header; skip what we don't know. */
+	n = fill(r, hlen);
+	if (n < 0)
+		return -1;
+	if ((size_t)n < hlen)
+		return reader_fail(r, (uint64_t)n, "truncated stream header");
+	r->start += hlen;
+	r->offset += hlen;
+	return 0;
+}
+
+int cpa_reader_next(struct cpa_reader *r, struct cpa_record *rec)
+{
+	long n = fill(r, CPA_RECORD_HEADER_SIZE);
+	if (n < 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	if (r->ended)
+		return reader_fail(r, r->offset, "data after the end record");
+	if (n < CPA_RECORD_HEADER_SIZE)
+		return reader_fail(r, r->offset,
+				   "truncated record header (%ld of %d bytes)",
+				   n, CPA_RECORD_HEADER_SIZE);
+	const uint8_t *h = r->buf + r->start;
+	uint16_t type = get16(h);
+	uint32_t len = get32(h + 4);
+	if (type == 0)
+		return reader_fail(r, r->offset, "record type 0 is invalid");
+	if (len > CPA_RECORD_MAX)
+		return reader_fail(r, r->offset,
+				   "record length %u exceeds the maximum %u",
+				   len, CPA_RECORD_MAX);
+	n = fill(r, CPA_RECORD_HEADER_SIZE + (size_t)len);
+	if (n < 0)
+		return -1;
+	if ((size_t)n < CPA_RECORD_HEADER_SIZE + (size_t)len)
+		return reader_fail(r, r->offset,
+				   "truncated %s record: length %u, %ld bytes "
+				   "left",
+				   cpa_record_type_name(type), len,
+				   n - CPA_RECORD_HEADER_SIZE);
+	h = r->buf + r->start;
+	rec->type = type;
+	rec->flags = get16(h + 2);
+	rec->len = len;
+	rec->offset = r->offset;
+	rec->payload = h + CPA_RECORD_HEADER_SIZE;
+	r->start += CPA_RECORD_HEADER_SIZE + (size_t)len;
+	r->offset += CPA_RECORD_HEADER_SIZE + (uint64_t)len;
+	if (type == CPA_REC_END) {
+		char err[192];
+		if (cpa_decode_end(rec, &r->totals, err, sizeof(err)) < 0) {
+			snprintf(r->err, sizeof(r->err), "%s: %s", r->name,
+				 err);
+			return -1;
+		}
+		r->ended = true;
+	}
+	r->records++;
+	return 1;
+}
+
+void cpa_reader_free(struct cpa_reader *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+/* ---- typed decoders ---------------------------------------------------- */
+
+static int dec_fail(const struct cpa_record *rec, char *err, size_t errlen,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int dec_fail(const struct cpa_record *rec, char *err, size_t errlen,
+		    const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (err && errlen)
+		snprintf(err, errlen, "byte %llu: %s record: %s",
+			 (unsigned long long)rec->offset,
+			 cpa_record_type_name(rec->type), msg);
+	return -1;
+}
+
+static int want_type(const struct cpa_record *rec, uint16_t type, char *err,
+		     size_t errlen)
+{
+	if (rec->type != type)
+		return dec_fail(rec, err, errlen, "expected a %s record",
+				cpa_record_type_name(type));
+	return 0;
+}
+
+static void get_comm(char *dst, const uint8_t *src)
+{
+	memcpy(dst, src, CPA_COMM_LEN);
+	dst[CPA_COMM_LEN - 1] = '\0';
+}
+
+int cpa_decode_raw_sample(const struct cpa_record *rec,
+			  struct cpa_raw_sample *s, char *err, size_t errlen)
+{
+	if (want_type(rec, CPA_REC_RAW_SAMPLE, err, errlen))
+		return -1;
+	const uint8_t *p = rec->payload;
+	if (rec->len < RAW_FIXED)
+		return dec_fail(rec, err, errlen, "length %u below the fixed "
+				"part (%d)", rec->len, RAW_FIXED);
+	s->time_ns = get64(p);
+	s->cgroup_id = get64(p + 8);
+	s->weight = get64(p + 16);
+	s->pid = get32(p + 24);
+	s->tid = get32(p + 28);
+	s->cpu = get32(p + 32);
+	s->kind = get16(p + 36);
+	s->flags = get16(p + 38);
+	get_comm(s->comm, p + 40);
+	get_comm(s->pcomm, p + 56);
+	s->n_kernel = get16(p + 72);
+	s->n_user = get16(p + 74);
+	s->n_regs = get16(p + 76);
+	s->stack_len = get32(p + 80);
+	if (s->n_kernel > CPA_MAX_FRAMES || s->n_user > CPA_MAX_FRAMES)
+		return dec_fail(rec, err, errlen,
+				"%u kernel / %u user frames, at most %d each",
+				s->n_kernel, s->n_user, CPA_MAX_FRAMES);
+	if (s->n_regs > CPA_MAX_REGS)
+		return dec_fail(rec, err, errlen, "%u registers, at most %d",
+				s->n_regs, CPA_MAX_REGS);
+	if (s->stack_len > CPA_MAX_STACK_BYTES)
+		return dec_fail(rec, err, errlen,
+				"stack snapshot of %u bytes, at most %u",
+				s->stack_len, CPA_MAX_STACK_BYTES);
+	uint64_t want = RAW_FIXED +
+			8ull * (s->n_kernel + s->n_user + s->n_regs) +
+			s->stack_len;
+	if (want != rec->len)
+		return dec_fail(rec, err, errlen,
+				"length %u does not match its counts "
+				"(expected %llu)",
+				rec->len, (unsigned long long)want);
+	const uint8_t *q = p + RAW_FIXED;
+	for (unsigned i = 0; i < s->n_kernel; i++, q += 8)
+		s->kernel_ips[i] = get64(q);
+	for (unsigned i = 0; i < s->n_user; i++, q += 8)
+		s->user_ips[i] = get64(q);
+	for (unsigned i = 0; i < s->n_regs; i++, q += 8)
+		s->regs[i] = get64(q);
+	s->stack = s->stack_len ? q : NULL;
+	return 0;
+}
+
+int cpa_decode_task(const struct cpa_record *rec, struct cpa_task *t,
+		    char *err, size_t errlen)
+{
+	if (want_type(rec, CPA_REC_TASK, err, errlen))
+		return -1;
+	if (rec->len != TASK_FIXED)
+		return dec_fail(rec, err, errlen, "length %u, expected %d",
+				rec->len, TASK_FIXED);
+	const uint8_t *p = rec->payload;
+	t->time_ns = get64(p);
+	t->pid = get32(p + 8);
+	t->tid = get32(p + 12);
+	t->ppid = get32(p + 16);
+	t->event = get16(p + 20);
+	get_comm(t->comm, p + 24);
+	if (t->event < CPA_TASK_SEEN || t->event > CPA_TASK_FORK)
+		return dec_fail(rec, err, errlen, "unknown task event %u",
+				t->event);
+	return 0;
+}
+
+int cpa_decode_mmap(const struct cpa_record *rec, struct cpa_mmap *m,
+		    char *err, size_t errlen)
+{
+	if (want_type(rec, CPA_REC_MMAP, err, errlen))
+		return -1;
+	if (rec->len < MMAP_FIXED)
+		return dec_fail(rec, err, errlen, "length %u below the fixed "
+				"part (%d)", rec->len, MMAP_FIXED);
+	const uint8_t *p = rec->payload;
+	m->time_ns = get64(p);
+	m->start = get64(p + 8);
+	m->len = get64(p + 16);
+	m->pgoff = get64(p + 24);
+	m->inode = get64(p + 32);
+	m->pid = get32(p + 40);
+	m->prot = get32(p + 44);
+	m->flags = get32(p + 48);
+	m->build_id_len = p[52];
+	if (m->build_id_len > CPA_BUILD_ID_MAX)
+		return dec_fail(rec, err, errlen, "build id of %u bytes, at "
+				"most %d", m->build_id_len, CPA_BUILD_ID_MAX);
+	memcpy(m->build_id, p + 56, CPA_BUILD_ID_MAX);
+	m->path_len = get16(p + 76);
+	if (m->path_len > CPA_PATH_MAX ||
+	    MMAP_FIXED + (uint32_t)m->path_len != rec->len)
+		return dec_fail(rec, err, errlen,
+				"path length %u does not match record length "
+				"%u", m->path_len, rec->len);
+	m->path = (const char *)p + MMAP_FIXED;
+	if (memchr(m->path, '\0', m->path_len))
+		return dec_fail(rec, err, errlen, "NUL byte in path");
+	if (m->start + m->len < m->start)
+		return dec_fail(rec, err, errlen, "mapping wraps the address "
+				"space");
+	return 0;
+}
+
+int cpa_decode_lost(const struct cpa_record *rec, struct cpa_lost *l,
+		    char *err, size_t errlen)
+{
+	if (want_type(rec, CPA_REC_LOST, err, errlen))
+		return -1;
+	if (rec->len != LOST_FIXED)
+		return dec_fail(rec, err, errlen, "length %u, expected %d",
+				rec->len, LOST_FIXED);
+	const uint8_t *p = rec->payload;
+	l->time_ns = get64(p);
+	l->count = get64(p + 8);
+	l->reason = get32(p + 16);
+	l->cpu = get32(p + 20);
+	return 0;
+}
+
+int cpa_decode_string(const struct cpa_record *rec, struct cpa_string *s,
+		      char *err, size_t errlen)
+{
+	if (want_type(rec, CPA_REC_STRING, err, errlen))
+		return -1;
+	if (rec->len < STRING_FIXED)
+		return dec_fail(rec, err, errlen, "length %u, at least %d",
+				rec->len, STRING_FIXED);
+	s->id = get32(rec->payload);
+	s->len = rec->len - STRING_FIXED;
+	s->str = (const char *)rec->payload + STRING_FIXED;
+	if (s->id == 0)
+		return dec_fail(rec, err, errlen, "string id 0 is reserved");
+	if (memchr(s->str, '\0', s->len))
+		return dec_fail(rec, err, errlen, "NUL byte in string %u",
+				s->id);
+	return 0;
+}
+
+int cpa_decode_stack(const struct cpa_record *rec, struct cpa_stack *s,
+		     char *err, size_t errlen)
+{
+	if (want_type(rec, CPA_REC_STACK, err, errlen))
+		return -1;
+	if (rec->len < STACK_FIXED)
+		return dec_fail(rec, err, errlen, "length %u, at least %d",
+				rec->len, STACK_FIXED);
+	s->id = get32(rec->payload);
+	s->n = get32(rec->payload + 4);
+	if (s->id == 0)
+		return dec_fail(rec, err, errlen, "stack id 0 is reserved");
+	if (s->n > CPA_MAX_STACK_DEPTH)
+		return dec_fail(rec, err, errlen, "%u frames, at most %d",
+				s->n, CPA_MAX_STACK_DEPTH);
+	if (STACK_FIXED + 4ull * s->n != rec->len)
+		return dec_fail(rec, err, errlen,
+				"length %u does not match %u frames",
+				rec->len, s->n);
+	s->frames = rec->payload + STACK_FIXED;
+	return 0;
+}
+
+int cpa_decode_sample(const struct cpa_record *rec, struct cpa_sample *s,
+		      char *err, size_t errlen)
+{
+	if (want_type(rec, CPA_REC_SAMPLE, err, errlen))
+		return -1;
+	if (rec->len != SAMPLE_FIXED)
+		return dec_fail(rec, err, errlen, "length %u, expected %d",
+				rec->len, SAMPLE_FIXED);
+	const uint8_t *p = rec->payload;
+	s->time_ns = get64(p);
+	s->weight = get64(p + 8);
+	s->cgroup_id = get64(p + 16);
+	s->pid = get32(p + 24);
+	s->tid = get32(p + 28);
+	s->cpu = get32(p + 32);
+	s->kind = get16(p + 36);
+	s->flags = get16(p + 38);
+	s->stack_id = get32(p + 40);
+	s->comm_id = get32(p + 44);
+	s->thread_id = get32(p + 48);
+	s->container_id = get32(p + 52);
+	s->env_id = get32(p + 56);
+	return 0;
+}
+
+int cpa_decode_meta(const struct cpa_record *rec, struct cpa_meta *m,
+		    char *err, size_t errlen)
+{
+	if (want_type(rec, CPA_REC_META, err, errlen))
+		return -1;
+	const char *p = (const char *)rec->payload;
+	const char *nul = memchr(p, '\0', rec->len);
+	if (!nul)
+		return dec_fail(rec, err, errlen, "no NUL after the key");
+	m->key = p;
+	m->key_len = (uint32_t)(nul - p);
+	m->value = nul + 1;
+	m->value_len = rec->len - m->key_len - 1;
+	if (m->key_len == 0)
+		return dec_fail(rec, err, errlen, "empty key");
+	if (memchr(m->value, '\0', m->value_len))
+		return dec_fail(rec, err, errlen, "NUL byte in value");
+	return 0;
+}
+
+int cpa_decode_end(const struct cpa_record *rec, struct cpa_end *e, char *err,
+		   size_t errlen)
+{
+	if (want_type(rec, CPA_REC_END, err, errlen))
+		return -1;
+	if (rec->len != END_FIXED)
+		return dec_fail(rec, err, errlen, "length %u, expected %d",
+				rec->len, END_FIXED);
+	e->samples = get64(rec->payload);
+	e->lost = get64(rec->payload + 8);
+	e->records = get64(rec->payload + 16);
+	return 0;
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+static const struct {
+	const char *name, *marker;
+	enum cpa_unit unit;
+} kinds[CPA_KIND_COUNT] = {
+	[CPA_KIND_ONCPU] = {"oncpu", NULL, CPA_UNIT_SAMPLES},
+	[CPA_KIND_OFFCPU_BLOCKED] = {"offcpu-blocked", "off-CPU blocked",
+				     CPA_UNIT_NS},
+	[CPA_KIND_SCHED_PREEMPTED] = {"offcpu-preempted",
+				      "scheduling delay (preempted)",
+				      CPA_UNIT_NS},
+	[CPA_KIND_SCHED_YIELDED] = {"offcpu-yielded",
+				    "scheduling delay (yielded)", CPA_UNIT_NS},
+	[CPA_KIND_SCHED_DELAY] = {"offcpu-delay", "scheduling delay",
+				  CPA_UNIT_NS},
+	[CPA_KIND_IRQOFF] = {"irqoff", "IRQ off", CPA_UNIT_NS},
+	[CPA_KIND_PROBE] = {"probe", NULL, CPA_UNIT_COUNT},
+	[CPA_KIND_MEM_VIRT] = {"mem-virt", "memory virtual", CPA_UNIT_BYTES},
+	[CPA_KIND_MEM_PHYS] = {"mem-phys", "memory physical", CPA_UNIT_PAGES},
+	[CPA_KIND_MEM_RSS] = {"mem-rss", "memory resident", CPA_UNIT_BYTES},
+};
+
+const char *cpa_kind_name(unsigned kind)
+{
+	return kind < CPA_KIND_COUNT ? kinds[kind].name : NULL;
+}
+
+const char *cpa_kind_marker(unsigned kind)
+{
+	return kind < CPA_KIND_COUNT ? kinds[kind].marker : NULL;
+}
+
+int cpa_kind_parse(const char *name)
+{
+	for (int i = 0; i < CPA_KIND_COUNT; i++)
+		if (!strcmp(name, kinds[i].name))
+			return i;
+	return -1;
+}
+
+enum cpa_unit cpa_kind_unit(unsigned kind)
+{
+	return kind < CPA_KIND_COUNT ? kinds[kind].unit : CPA_UNIT_COUNT;
+}
+
+const char *cpa_unit_name(enum cpa_unit unit)
+{
+	switch (unit) {
+	case CPA_UNIT_SAMPLES: return "samples";
+	case CPA_UNIT_NS: return "ns";
+	case CPA_UNIT_COUNT: return "count";
+	case CPA_UNIT_BYTES: return "bytes";
+	case CPA_UNIT_PAGES: return "pages";
+	}
+	return "count";
+}
+
+const char *cpa_lost_reason_name(unsigned reason)
+{
+	static const char *const names[CPA_LOST_REASON_COUNT] = {
+		[CPA_LOST_RINGBUF] = "ringbuf",
+		[CPA_LOST_STACK_COPY] = "stack-copy",
+		[CPA_LOST_PROBE_RATE] = "probe-rate",
+		[CPA_LOST_STATE_FULL] = "state-full",
+		[CPA_LOST_BACKPRESSURE] = "backpressure",
+		[CPA_LOST_UNWIND] = "unwind",
+		[CPA_LOST_PERF] = "perf",
+		[CPA_LOST_UPSTREAM] = "upstream",
+	};
+	if (reason < CPA_LOST_REASON_COUNT && names[reason])
+		return names[reason];
+	return "unknown";
+}
+
+const char *cpa_record_type_name(unsigned type)
+{
+	switch (type) {
+	case CPA_REC_RAW_SAMPLE: return "raw-sample";
+	case CPA_REC_TASK: return "task";
+	case CPA_REC_MMAP: return "mmap";
+	case CPA_REC_LOST: return "lost";
+	case CPA_REC_STRING: return "string";
+	case CPA_REC_STACK: return "stack";
+	case CPA_REC_SAMPLE: return "sample";
+	case CPA_REC_META: return "meta";
+	case CPA_REC_END: return "end";
+	}
+	return "unknown";
+}
+
+bool cpa_stream_detect(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	return len >= 1 && p[0] == (uint8_t)CPA_STREAM_MAGIC[0];
+}

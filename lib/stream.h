@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cpa stream: the one binary framing every cpa tool reads and writes.
+ * docs/stream-format.md is the specification; this header is its code.
+ *
+ * A stream is a 16-byte header followed by records. Every record is an
+ * 8-byte record header (u16 type, u16 flags, u32 payload length) and its
+ * payload. All integers are little-endian. The decoder checks every length
+ * against the remaining input and CPA_RECORD_MAX before it trusts it, so
+ * no input can make it read out of bounds or allocate without limit.
+ */
+#ifndef CPA_STREAM_H
+#define CPA_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* First byte 0x89 can never start a line of UTF-8 text, so a tool can tell
+ * the stream from folded text by its first byte (as PNG does). */
+#define CPA_STREAM_MAGIC "\x89" "CPA"
+#define CPA_STREAM_MAGIC_LEN 4
+#define CPA_STREAM_MAJOR 1
+#define CPA_STREAM_MINOR 0
+#define CPA_STREAM_HEADER_SIZE 16
+#define CPA_RECORD_HEADER_SIZE 8
+/* Largest payload a decoder accepts: a raw sample with a 64 KiB stack
+ * snapshot and full kernel and user chains fits with room to spare. */
+#define CPA_RECORD_MAX (256u * 1024u)
+
+#define CPA_MAX_FRAMES 127	/* per kernel or FP user chain in a raw sample */
+#define CPA_MAX_REGS 8		/* user registers in a raw sample */
+#define CPA_MAX_STACK_BYTES (64u * 1024u)
+#define CPA_MAX_STACK_DEPTH 4096 /* frames in a symbolized stack */
+#define CPA_COMM_LEN 16
+#define CPA_BUILD_ID_MAX 20
+#define CPA_PATH_MAX 4096
+
+enum cpa_record_type {
+	CPA_REC_RAW_SAMPLE = 1,	/* capture -> unwind */
+	CPA_REC_TASK = 2,	/* process seen / exec / exit */
+	CPA_REC_MMAP = 3,	/* executable mapping of a process */
+	CPA_REC_LOST = 4,	/* data dropped, with reason and count */
+	CPA_REC_STRING = 5,	/* dictionary: string id -> bytes */
+	CPA_REC_STACK = 6,	/* dictionary: stack id -> string ids */
+	CPA_REC_SAMPLE = 7,	/* symbolized sample: labels, stack id, weight */
+	CPA_REC_META = 8,	/* key = value about the whole stream */
+	CPA_REC_END = 15,	/* clean end, with totals */
+};
+
+/* What a sample measures. The kind fixes the unit of its weight. */
+enum cpa_kind {
+	CPA_KIND_ONCPU = 0,		/* samples */
+	CPA_KIND_OFFCPU_BLOCKED = 1,	/* ns: switch-out to wakeup */
+	CPA_KIND_SCHED_PREEMPTED = 2,	/* ns: preempted, waiting on runqueue */
+	CPA_KIND_SCHED_YIELDED = 3,	/* ns: yielded, waiting on runqueue */
+	CPA_KIND_SCHED_DELAY = 4,	/* ns: wakeup to running */
+	CPA_KIND_IRQOFF = 5,		/* ns: gap between timer samples */
+	CPA_KIND_PROBE = 6,		/* count: probe hits */
+	CPA_KIND_MEM_VIRT = 7,		/* bytes: mmap/brk */
+	CPA_KIND_MEM_PHYS = 8,		/* pages: page faults */
+	CPA_KIND_MEM_RSS = 9,		/* bytes: resident, alloc minus free */
+	CPA_KIND_COUNT
+};
+
+enum cpa_unit {
+	CPA_UNIT_SAMPLES = 0,
+	CPA_UNIT_NS = 1,
+	CPA_UNIT_COUNT = 2,
+	CPA_UNIT_BYTES = 3,
+	CPA_UNIT_PAGES = 4,
+};
+
+/* raw sample flags */
+#define CPA_RAW_USER_TRUNCATED	0x0001	/* stack copy hit --stack-size */
+#define CPA_RAW_KSTACK_FAILED	0x0002	/* kernel stack could not be read */
+#define CPA_RAW_USTACK_FAILED	0x0004	/* FP user chain could not be read */
+#define CPA_RAW_SNAPSHOT_FAILED	0x0008	/* user stack copy failed */
+#define CPA_RAW_IN_KERNEL	0x0010	/* sample landed in kernel mode */
+
+/* x86-64 order of regs[] in a raw sample; other arches document theirs. */
+enum cpa_reg { CPA_REG_IP = 0, CPA_REG_SP = 1, CPA_REG_BP = 2 };
+
+struct cpa_raw_sample {
+	uint64_t time_ns;	/* CLOCK_REALTIME */
+	uint64_t cgroup_id;
+	uint64_t weight;
+	uint32_t pid;		/* thread group id */
+	uint32_t tid;
+	uint32_t cpu;
+	uint16_t kind;		/* enum cpa_kind */
+	uint16_t flags;		/* CPA_RAW_* */
+	char comm[CPA_COMM_LEN];	/* thread name, NUL-padded */
+	char pcomm[CPA_COMM_LEN];	/* group leader name, NUL-padded */
+	uint16_t n_kernel, n_user, n_regs;
+	uint32_t stack_len;
+	uint64_t kernel_ips[CPA_MAX_FRAMES];	/* leaf first */
+	uint64_t user_ips[CPA_MAX_FRAMES];	/* leaf first */
+	uint64_t regs[CPA_MAX_REGS];
+	const uint8_t *stack;	/* stack_len bytes from regs[SP]; points
+				 * into the reader's buffer when decoded */
+};
+
+enum cpa_task_event {
+	CPA_TASK_SEEN = 1,	/* already running when capture started */
+	CPA_TASK_EXEC = 2,
+	CPA_TASK_EXIT = 3,
+	CPA_TASK_FORK = 4,
+};
+
+struct cpa_task {
+	uint64_t time_ns;
+	uint32_t pid, tid, ppid;
+	uint16_t event;		/* enum cpa_task_event */
+	char comm[CPA_COMM_LEN];
+};
+
+struct cpa_mmap {
+	uint64_t time_ns;
+	uint64_t start, len, pgoff, inode;
+	uint32_t pid, prot, flags;
+	uint8_t build_id_len;	/* 0 when unknown */
+	uint8_t build_id[CPA_BUILD_ID_MAX];
+	uint16_t path_len;
+	const char *path;	/* path_len bytes, not NUL-terminated */
+};
+
+enum cpa_lost_reason {
+	CPA_LOST_RINGBUF = 1,		/* BPF ring buffer full */
+	CPA_LOST_STACK_COPY = 2,	/* stack could not be copied */
+	CPA_LOST_PROBE_RATE = 3,	/* over --probe-rate */
+	CPA_LOST_STATE_FULL = 4,	/* per-task state table full */
+	CPA_LOST_BACKPRESSURE = 5,	/* downstream too slow, queue full */
+	CPA_LOST_UNWIND = 6,		/* sample could not be unwound */
+	CPA_LOST_PERF = 7,		/* perf ring buffer PERF_RECORD_LOST */
+	CPA_LOST_UPSTREAM = 8,		/* upstream stream ended without END */
+	CPA_LOST_REASON_COUNT
+};
+
+struct cpa_lost {
+	uint64_t time_ns;
+	uint64_t count;
+	uint32_t reason;	/* enum cpa_lost_reason */
+	uint32_t cpu;		/* UINT32_MAX when not per CPU */
+};
+
+/* Dictionary ids start at 1; 0 means "none" in every label field. */
+struct cpa_string {
+	uint32_t id;
+	uint32_t len;
+	const char *str;	/* len bytes, not NUL-terminated */
+};
+
+struct cpa_stack {
+	uint32_t id;
+	uint32_t n;
+	const uint8_t *frames;	/* n little-endian u32 string ids, root
+				 * first; use cpa_stack_frame() */
+};
+
+struct cpa_sample {
+	uint64_t time_ns;
+	uint64_t weight;
+	uint64_t cgroup_id;
+	uint32_t pid, tid, cpu;
+	uint16_t kind;
+	uint16_t flags;
+	uint32_t stack_id;	/* CPA_REC_STACK id */
+	uint32_t comm_id;	/* process (group leader) name string */
+	uint32_t thread_id;	/* thread name string */
+	uint32_t container_id;	/* container or cgroup path string, 0 none */
+	uint32_t env_id;	/* recorded env value string, 0 none */
+};
+
+struct cpa_meta {
+	uint32_t key_len, value_len;
+	const char *key, *value;	/* not NUL-terminated */
+};
+
+struct cpa_end {
+	uint64_t samples;	/* sample records written (raw or symbolized) */
+	uint64_t lost;		/* sum of all lost counts */
+	uint64_t records;	/* records before this one */
+};
+
+/* ---- writer ------------------------------------------------------------ */
+
+struct cpa_writer {
+	int fd;
+	int err;		/* errno of the first failed write, sticky */
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t records, samples, lost;
+};
+
+/* Buffers output for fd and writes the stream header. Returns 0 or -errno. */
+int cpa_writer_init(struct cpa_writer *w, int fd);
+/* Appends one record. Returns 0 or -errno (EPIPE when the reader is gone). */
+int cpa_write_record(struct cpa_writer *w, uint16_t type, const void *payload,
+		     uint32_t len);
+int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s);
+int cpa_write_task(struct cpa_writer *w, const struct cpa_task *t);
+int cpa_write_mmap(struct cpa_writer *w, const struct cpa_mmap *m);
+int cpa_write_lost(struct cpa_writer *w, const struct cpa_lost *l);
+int cpa_write_string(struct cpa_writer *w, uint32_t id, const char *s,
+		     uint32_t len);
+int cpa_write_stack(struct cpa_writer *w, uint32_t id, const uint32_t *frames,
+		    uint32_t n);
+int cpa_write_sample(struct cpa_writer *w, const struct cpa_sample *s);
+int cpa_write_meta(struct cpa_writer *w, const char *key, const char *value);
+/* Writes the END record with the writer's totals, then flushes. The lost
+ * total is the sum of the LOST records written through this writer. */
+int cpa_write_end(struct cpa_writer *w);
+int cpa_writer_flush(struct cpa_writer *w);
+/* Flushes and frees the buffer; does not close fd. Returns 0 or -errno. */
+int cpa_writer_close(struct cpa_writer *w);
+
+/* ---- reader ------------------------------------------------------------ */
+
+struct cpa_record {
+	uint16_t type;
+	uint16_t flags;
+	uint32_t len;
+	uint64_t offset;	/* byte offset of the record header in input */
+	const uint8_t *payload;	/* valid until the next cpa_reader_next() */
+};
+
+struct cpa_reader {
+	int fd;
+	const char *name;	/* input name for messages, e.g. "<stdin>" */
+	uint8_t *buf;
+	size_t start, end, cap;
+	uint64_t offset;	/* input offset of buf[start] */
+	bool eof;
+	bool ended;		/* END record seen */
+	uint16_t major, minor;
+	struct cpa_end totals;	/* from END, valid when ended */
+	uint64_t records;
+	char err[256];		/* "NAME: byte N: what is wrong" */
+};
+
+/*
+ * Reads and checks the stream header. prefix/prefix_len are bytes the
+ * caller already read from fd (for format detection); they are consumed
+ * first. Returns 0, or -1 with r->err set.
+ */
+int cpa_reader_init(struct cpa_reader *r, int fd, const char *name,
+		    const void *prefix, size_t prefix_len);
+/*
+ * Next record. Returns 1 with *rec filled, 0 at end of input, -1 with
+ * r->err set on malformed input. At 0, r->ended tells a clean end (END
+ * record seen) from a truncated stream. Records after END are an error.
+ */
+int cpa_reader_next(struct cpa_reader *r, struct cpa_record *rec);
+void cpa_reader_free(struct cpa_reader *r);
+
+/*
+ * Typed decoders. Each validates the payload completely (exact length,
+ * counts within limits) and returns 0, or -1 with err (of errlen bytes)
+ * set to "byte N: what is wrong", N being the input offset of the record.
+ */
+int cpa_decode_raw_sample(const struct cpa_record *rec,
+			  struct cpa_raw_sample *s, char *err, size_t errlen);
+int cpa_decode_task(const struct cpa_record *rec, struct cpa_task *t,
+		    char *err, size_t errlen);
+int cpa_decode_mmap(const struct cpa_record *rec, struct cpa_mmap *m,
+		    char *err, size_t errlen);
+int cpa_decode_lost(const struct cpa_record *rec, struct cpa_lost *l,
+		    char *err, size_t errlen);
+int cpa_decode_string(const struct cpa_record *rec, struct cpa_string *s,
+		      char *err, size_t errlen);
+int cpa_decode_stack(const struct cpa_record *rec, struct cpa_stack *s,
+		     char *err, size_t errlen);
+int cpa_decode_sample(const struct cpa_record *rec, struct cpa_sample *s,
+		      char *err, size_t errlen);
+int cpa_decode_meta(const struct cpa_record *rec, struct cpa_meta *m,
+		    char *err, size_t errlen);
+int cpa_decode_end(const struct cpa_record *rec, struct cpa_end *e,
+		   char *err, size_t errlen);
+
+static inline uint32_t cpa_stack_frame(const struct cpa_stack *s, uint32_t i)
+{
+	const uint8_t *p = s->frames + 4 * (size_t)i;
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+/* "oncpu", "offcpu-blocked", ...; NULL for an unknown kind. */
+const char *cpa_kind_name(unsigned kind);
+/* Root marker frame of a kind ("off-CPU blocked"), NULL for on-CPU. */
+const char *cpa_kind_marker(unsigned kind);
+/* Parses a kind name; returns the kind or -1. */
+int cpa_kind_parse(const char *name);
+enum cpa_unit cpa_kind_unit(unsigned kind);
+/* "samples", "ns", "count", "bytes", "pages" */
+const char *cpa_unit_name(enum cpa_unit unit);
+const char *cpa_lost_reason_name(unsigned reason);
+const char *cpa_record_type_name(unsigned type);
+
+/* True when the first bytes of an input look like a cpa stream. */
+bool cpa_stream_detect(const void *buf, size_t len);
+
+#endif

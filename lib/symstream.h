@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The symbolized side of the stream, above the codec: a writer that emits
+ * STRING and STACK dictionary records the first time a string or stack is
+ * used, and a dictionary that a reader fills from those records.
+ */
+#ifndef CPA_SYMSTREAM_H
+#define CPA_SYMSTREAM_H
+
+#include "intern.h"
+#include "stream.h"
+
+struct cpa_symwriter {
+	struct cpa_writer w;
+	struct cpa_strtab *strings;
+	struct cpa_stacktab *stacks;
+};
+
+/* Writes the stream header to fd. 0 or -errno. */
+int cpa_symw_init(struct cpa_symwriter *sw, int fd);
+void cpa_symw_free(struct cpa_symwriter *sw);
+/* Id of a string, writing its STRING record when new; 0 for len 0.
+ * Returns 0 and sets sw->w.err on write failure. */
+uint32_t cpa_symw_string(struct cpa_symwriter *sw, const char *s, size_t len);
+uint32_t cpa_symw_cstr(struct cpa_symwriter *sw, const char *s);
+/* Id of a stack of string ids (root first), writing STACK when new. */
+uint32_t cpa_symw_stack(struct cpa_symwriter *sw, const uint32_t *frames,
+			uint32_t n);
+
+/*
+ * Reader-side dictionary. Ids must arrive densely from 1 (each new id is
+ * one more than the last); a stack may only name strings already defined.
+ */
+struct cpa_dict {
+	char **strs;		/* strs[id], NUL-terminated; strs[0] = "" */
+	uint32_t *str_lens;
+	uint32_t nstrs, capstrs;	/* ids 0..nstrs-1 valid */
+	uint32_t **stacks;	/* stacks[id] -> n then n frame ids */
+	uint32_t nstacks, capstacks;
+};
+
+void cpa_dict_init(struct cpa_dict *d);
+void cpa_dict_free(struct cpa_dict *d);
+/* Adds the record if it is a STRING or STACK and returns 1; returns 0 for
+ * other types; -1 with err set ("byte N: ...") when the record is bad. */
+int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
+		 size_t errlen);
+/* NULL when id is not defined; id 0 is "". */
+const char *cpa_dict_string(const struct cpa_dict *d, uint32_t id,
+			    uint32_t *len);
+/* NULL when id is not defined; else frames root first, count in *n. */
+const uint32_t *cpa_dict_stack(const struct cpa_dict *d, uint32_t id,
+			       uint32_t *n);
+/* Checks that every id a sample names is defined. 0 or -1 with err. */
+int cpa_dict_check_sample(const struct cpa_dict *d,
+			  const struct cpa_sample *s, uint64_t offset,
+			  char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,37 @@
+# Tests: C unit tests for lib/ and bats suites that drive the real tools.
+# Bats files report through the TAP driver so each test counts on its own.
+TEST_EXTENSIONS = .bats
+BATS_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+BATS_LOG_COMPILER = $(BATS)
+AM_BATS_LOG_FLAGS = --tap
+AM_TESTS_ENVIRONMENT = \
+	CPA_SRCDIR='$(abs_top_srcdir)' CPA_BUILDDIR='$(abs_top_builddir)' \
+	PATH='$(abs_top_builddir)/cpa-capture:$(abs_top_builddir)/cpa-unwind:$(abs_top_builddir)/cpa-store:$(abs_top_builddir)/cpa-query:$(abs_top_builddir)/cpa-render:$(abs_top_srcdir)/scripts:'"$$PATH"; \
+	export CPA_SRCDIR CPA_BUILDDIR PATH;
+
+UNIT_LDADD = lib/libcpa.a $(M_LIBS)
+check_PROGRAMS += tests/unit/stream_test tests/unit/lib_test
+tests_unit_stream_test_SOURCES = tests/unit/stream_test.c tests/unit/unit.h
+tests_unit_stream_test_LDADD = $(UNIT_LDADD)
+tests_unit_lib_test_SOURCES = tests/unit/lib_test.c tests/unit/unit.h
+tests_unit_lib_test_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/stream_test tests/unit/lib_test
+
+# Workload programs with known call chains, built with and without frame
+# pointers. Tools add their own workloads in their local.mk.
+WL_FP_CFLAGS = -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls
+WL_NOFP_CFLAGS = -O2 -g -fomit-frame-pointer -fno-inline -fno-optimize-sibling-calls
+check_PROGRAMS += tests/workloads/chain_fp tests/workloads/chain_nofp
+tests_workloads_chain_fp_SOURCES = tests/workloads/chain.c
+tests_workloads_chain_fp_CFLAGS = $(WL_FP_CFLAGS)
+tests_workloads_chain_fp_LDADD = -lpthread
+tests_workloads_chain_nofp_SOURCES = tests/workloads/chain.c
+tests_workloads_chain_nofp_CFLAGS = $(WL_NOFP_CFLAGS)
+tests_workloads_chain_nofp_LDADD = -lpthread
+
+# cpa-dump prints a stream as text, one line per record, for assertions.
+check_PROGRAMS += tests/tools/cpa-dump
+tests_tools_cpa_dump_SOURCES = tests/tools/cpa-dump.c
+tests_tools_cpa_dump_LDADD = $(UNIT_LDADD)
+
+dist_check_DATA += tests/bats/helper.bash

@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: MIT */
+/* Round trips and malformed input for the stream codec (lib/stream.c) and
+ * the reader dictionary (lib/symstream.c). */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "stream.h"
+#include "symstream.h"
+#include "unit.h"
+
+static int memfd_with(const void *buf, size_t len)
+{
+	int fd = memfd_create("stream_test", 0);
+	if (fd < 0 || (len && write(fd, buf, len) != (ssize_t)len)) {
+		perror("memfd");
+		exit(2);
+	}
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+/* Reads fd to its end into a malloc'd buffer. */
+static uint8_t *slurp(int fd, size_t *len)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+	uint8_t *buf = malloc((size_t)end + 1);
+	if (pread(fd, buf, (size_t)end, 0) != end)
+		exit(2);
+	*len = (size_t)end;
+	return buf;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = v >> (8 * i);
+}
+
+static struct cpa_raw_sample sample_raw(void)
+{
+	static uint8_t stack[100];
+	struct cpa_raw_sample s;
+	memset(&s, 0, sizeof(s));
+	for (size_t i = 0; i < sizeof(stack); i++)
+		stack[i] = (uint8_t)i;
+	s.time_ns = 1700000000123456789ull;
+	s.cgroup_id = 42;
+	s.weight = 1;
+	s.pid = 100;
+	s.tid = 101;
+	s.cpu = 3;
+	s.kind = CPA_KIND_ONCPU;
+	s.flags = CPA_RAW_USER_TRUNCATED;
+	strcpy(s.comm, "worker");
+	strcpy(s.pcomm, "0123456789abcdefXX"); /* truncated to 15 */
+	s.n_kernel = 2;
+	s.kernel_ips[0] = 0xffffffff81000000ull;
+	s.kernel_ips[1] = 0xffffffff81000010ull;
+	s.n_user = 3;
+	s.user_ips[0] = 0x401000;
+	s.user_ips[1] = 0x401100;
+	s.user_ips[2] = 0x401200;
+	s.n_regs = 3;
+	s.regs[0] = 0x401000;
+	s.regs[1] = 0x7ffd0000;
+	s.regs[2] = 0x7ffd0040;
+	s.stack_len = sizeof(stack);
+	s.stack = stack;
+	return s;
+}
+
+static void test_round_trip(void)
+{
+	int fd = memfd_with(NULL, 0);
+	struct cpa_writer w;
+	CHECK(cpa_writer_init(&w, fd) == 0);
+	struct cpa_raw_sample raw = sample_raw();
+	CHECK(cpa_write_meta(&w, "host", "box1") == 0);
+	CHECK(cpa_write_raw_sample(&w, &raw) == 0);
+	struct cpa_task t = {.time_ns = 5, .pid = 7, .tid = 8, .ppid = 1,
+			     .event = CPA_TASK_EXEC, .comm = "sh"};
+	CHECK(cpa_write_task(&w, &t) == 0);
+	struct cpa_mmap m = {.time_ns = 6, .start = 0x400000, .len = 0x1000,
+			     .pgoff = 0, .inode = 99, .pid = 7, .prot = 5,
+			     .build_id_len = 3, .build_id = {1, 2, 3},
+			     .path = "/bin/sh", .path_len = 7};
+	CHECK(cpa_write_mmap(&w, &m) == 0);
+	struct cpa_lost l = {.time_ns = 9, .count = 17,
+			     .reason = CPA_LOST_RINGBUF, .cpu = 1};
+	CHECK(cpa_write_lost(&w, &l) == 0);
+	CHECK(cpa_write_string(&w, 1, "main", 4) == 0);
+	uint32_t frames[] = {1, 1};
+	CHECK(cpa_write_stack(&w, 1, frames, 2) == 0);
+	struct cpa_sample smp = {.time_ns = 11, .weight = 1000, .cgroup_id = 3,
+				 .pid = 7, .tid = 8, .cpu = 1,
+				 .kind = CPA_KIND_OFFCPU_BLOCKED, .stack_id = 1,
+				 .comm_id = 1, .thread_id = 1};
+	CHECK(cpa_write_sample(&w, &smp) == 0);
+	CHECK(cpa_write_record(&w, 200, "xyz", 3) == 0);
+	CHECK(cpa_write_end(&w) == 0);
+	CHECK(cpa_writer_close(&w) == 0);
+
+	lseek(fd, 0, SEEK_SET);
+	struct cpa_reader r;
+	CHECK(cpa_reader_init(&r, fd, "rt", NULL, 0) == 0);
+	struct cpa_record rec;
+	char err[256];
+	int types[16], n = 0;
+	while (cpa_reader_next(&r, &rec) == 1 && n < 16) {
+		types[n++] = rec.type;
+		switch (rec.type) {
+		case CPA_REC_META: {
+			struct cpa_meta mm;
+			CHECK(cpa_decode_meta(&rec, &mm, err, sizeof(err)) == 0);
+			CHECK(mm.key_len == 4 && !memcmp(mm.key, "host", 4));
+			CHECK(mm.value_len == 4 && !memcmp(mm.value, "box1", 4));
+			break;
+		}
+		case CPA_REC_RAW_SAMPLE: {
+			struct cpa_raw_sample s;
+			CHECK(cpa_decode_raw_sample(&rec, &s, err, sizeof(err)) == 0);
+			CHECK(s.time_ns == raw.time_ns && s.pid == 100 &&
+			      s.tid == 101 && s.cpu == 3 && s.cgroup_id == 42);
+			CHECK(s.flags == CPA_RAW_USER_TRUNCATED);
+			CHECK_STR(s.comm, "worker");
+			CHECK_STR(s.pcomm, "0123456789abcde");
+			CHECK(s.n_kernel == 2 && s.kernel_ips[1] == raw.kernel_ips[1]);
+			CHECK(s.n_user == 3 && s.user_ips[2] == 0x401200);
+			CHECK(s.n_regs == 3 && s.regs[2] == 0x7ffd0040);
+			CHECK(s.stack_len == 100 && s.stack[99] == 99);
+			break;
+		}
+		case CPA_REC_TASK: {
+			struct cpa_task tt;
+			CHECK(cpa_decode_task(&rec, &tt, err, sizeof(err)) == 0);
+			CHECK(tt.pid == 7 && tt.event == CPA_TASK_EXEC);
+			CHECK_STR(tt.comm, "sh");
+			break;
+		}
+		case CPA_REC_MMAP: {
+			struct cpa_mmap mm;
+			CHECK(cpa_decode_mmap(&rec, &mm, err, sizeof(err)) == 0);
+			CHECK(mm.start == 0x400000 && mm.inode == 99);
+			CHECK(mm.build_id_len == 3 && mm.build_id[2] == 3);
+			CHECK(mm.path_len == 7 && !memcmp(mm.path, "/bin/sh", 7));
+			break;
+		}
+		case CPA_REC_LOST: {
+			struct cpa_lost ll;
+			CHECK(cpa_decode_lost(&rec, &ll, err, sizeof(err)) == 0);
+			CHECK(ll.count == 17 && ll.reason == CPA_LOST_RINGBUF);
+			break;
+		}
+		case CPA_REC_SAMPLE: {
+			struct cpa_sample s;
+			CHECK(cpa_decode_sample(&rec, &s, err, sizeof(err)) == 0);
+			CHECK(s.weight == 1000 && s.stack_id == 1 &&
+			      s.kind == CPA_KIND_OFFCPU_BLOCKED);
+			break;
+		}
+		case 200:
+			CHECK(rec.len == 3 && !memcmp(rec.payload, "xyz", 3));
+			break;
+		}
+	}
+	CHECK(n == 10);
+	CHECK(types[0] == CPA_REC_META && types[9] == CPA_REC_END);
+	CHECK(r.ended);
+	CHECK(r.totals.samples == 2);
+	CHECK(r.totals.lost == 17);
+	CHECK(r.totals.records == 9);
+	CHECK(cpa_reader_next(&r, &rec) == 0);
+	cpa_reader_free(&r);
+	close(fd);
+}
+
+/* Writes a header plus one record of the given type and payload. */
+static uint8_t *one_record(uint16_t type, const void *payload, uint32_t len,
+			   size_t *total)
+{
+	int fd = memfd_with(NULL, 0);
+	struct cpa_writer w;
+	cpa_writer_init(&w, fd);
+	cpa_write_record(&w, type, payload, len);
+	cpa_writer_close(&w);
+	uint8_t *buf = slurp(fd, total);
+	close(fd);
+	return buf;
+}
+
+/* Expects reading buf to fail with an error containing want. */
+static void expect_read_error(const void *buf, size_t len, const char *want,
+			      int line)
+{
+	int fd = memfd_with(buf, len);
+	struct cpa_reader r;
+	struct cpa_record rec;
+	int rc = cpa_reader_init(&r, fd, "bad", NULL, 0);
+	while (rc == 0) {
+		int k = cpa_reader_next(&r, &rec);
+		if (k <= 0) {
+			rc = k == 0 ? 1 : -1;
+			break;
+		}
+	}
+	if (rc != -1 || !strstr(r.err, want)) {
+		unit_fail++;
+		fprintf(stderr, "line %d: expected read error '%s', got rc=%d "
+			"'%s'\n", line, want, rc, r.err);
+	} else {
+		unit_pass++;
+	}
+	cpa_reader_free(&r);
+	close(fd);
+}
+#define EXPECT_READ_ERROR(b, l, w) expect_read_error(b, l, w, __LINE__)
+
+static void test_framing_errors(void)
+{
+	uint8_t good[64];
+	size_t total;
+	uint8_t *one = one_record(CPA_REC_META, "k\0v", 3, &total);
+
+	EXPECT_READ_ERROR("", 0, "empty input");
+	EXPECT_READ_ERROR("hello world, this is text\n", 26,
+			  "byte 0: not a cpa stream");
+	memcpy(good, one, 10);
+	EXPECT_READ_ERROR(good, 10, "truncated stream header");
+	memcpy(good, one, 16);
+	good[4] = 9;
+	EXPECT_READ_ERROR(good, 16, "version 9.0 not supported");
+	memcpy(good, one, 16);
+	good[8] = 3;
+	EXPECT_READ_ERROR(good, 16, "bad header length");
+	/* truncated record header: 16 + 5 bytes */
+	EXPECT_READ_ERROR(one, 21, "byte 16: truncated record header");
+	/* truncated payload */
+	EXPECT_READ_ERROR(one, total - 1, "byte 16: truncated meta record");
+	/* length over the maximum */
+	memcpy(good, one, total);
+	put32(good + 20, CPA_RECORD_MAX + 1);
+	EXPECT_READ_ERROR(good, total, "exceeds the maximum");
+	/* type 0 */
+	memcpy(good, one, total);
+	good[16] = 0;
+	good[17] = 0;
+	EXPECT_READ_ERROR(good, total, "record type 0 is invalid");
+	free(one);
+
+	/* data after END */
+	int fd = memfd_with(NULL, 0);
+	struct cpa_writer w;
+	cpa_writer_init(&w, fd);
+	cpa_write_end(&w);
+	cpa_write_meta(&w, "a", "b");
+	cpa_writer_close(&w);
+	uint8_t *buf = slurp(fd, &total);
+	EXPECT_READ_ERROR(buf, total, "data after the end record");
+	free(buf);
+	close(fd);
+
+	/* a bad END record is reported by the reader itself */
+	one = one_record(CPA_REC_END, "short", 5, &total);
+	EXPECT_READ_ERROR(one, total, "end record: length 5, expected 24");
+	free(one);
+}
+
+/* Decodes the single record of buf with decode and expects want. */
+typedef int (*decode_fn)(const struct cpa_record *, void *, char *, size_t);
+
+static void expect_decode_error(uint16_t type, const void *payload,
+				uint32_t len, decode_fn decode,
+				const char *want, int line)
+{
+	size_t total;
+	uint8_t *buf = one_record(type, payload, len, &total);
+	int fd = memfd_with(buf, total);
+	struct cpa_reader r;
+	struct cpa_record rec;
+	union {
+		struct cpa_raw_sample raw;
+		struct cpa_task t;
+		struct cpa_mmap m;
+		struct cpa_string s;
+		struct cpa_stack st;
+		struct cpa_sample smp;
+		struct cpa_meta meta;
+		struct cpa_lost l;
+	} out;
+	char err[256] = "";
+	int ok = cpa_reader_init(&r, fd, "bad", NULL, 0) == 0 &&
+		 cpa_reader_next(&r, &rec) == 1 &&
+		 decode(&rec, &out, err, sizeof(err)) == -1 &&
+		 strstr(err, want) && strstr(err, "byte 16:");
+	if (ok) {
+		unit_pass++;
+	} else {
+		unit_fail++;
+		fprintf(stderr, "line %d: expected decode error '%s', got "
+			"'%s' / '%s'\n", line, want, err, r.err);
+	}
+	cpa_reader_free(&r);
+	close(fd);
+	free(buf);
+}
+#define EXPECT_DECODE_ERROR(t, p, l, fn, w)                                   \
+	expect_decode_error(t, p, l, (decode_fn)fn, w, __LINE__)
+
+static void test_decode_errors(void)
+{
+	uint8_t p[4096];
+	memset(p, 0, sizeof(p));
+
+	/* raw sample */
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 40, cpa_decode_raw_sample,
+			    "below the fixed part");
+	p[72] = 128; /* n_kernel */
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88 + 128 * 8,
+			    cpa_decode_raw_sample, "at most 127 each");
+	p[72] = 1;
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88, cpa_decode_raw_sample,
+			    "does not match its counts");
+	p[72] = 0;
+	p[76] = 9; /* n_regs */
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88 + 72,
+			    cpa_decode_raw_sample, "9 registers");
+	p[76] = 0;
+	put32(p + 80, CPA_MAX_STACK_BYTES + 1);
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88, cpa_decode_raw_sample,
+			    "stack snapshot of 65537 bytes");
+	put32(p + 80, 0);
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 89, cpa_decode_raw_sample,
+			    "does not match");
+	/* wrong type for the decoder */
+	EXPECT_DECODE_ERROR(CPA_REC_TASK, p, 40, cpa_decode_raw_sample,
+			    "expected a raw-sample record");
+
+	/* task */
+	EXPECT_DECODE_ERROR(CPA_REC_TASK, p, 39, cpa_decode_task,
+			    "length 39, expected 40");
+	p[20] = 77;
+	EXPECT_DECODE_ERROR(CPA_REC_TASK, p, 40, cpa_decode_task,
+			    "unknown task event 77");
+	memset(p, 0, 100);
+
+	/* mmap */
+	EXPECT_DECODE_ERROR(CPA_REC_MMAP, p, 79, cpa_decode_mmap,
+			    "below the fixed part");
+	p[52] = 21;
+	EXPECT_DECODE_ERROR(CPA_REC_MMAP, p, 80, cpa_decode_mmap,
+			    "build id of 21 bytes");
+	p[52] = 0;
+	p[76] = 5;
+	EXPECT_DECODE_ERROR(CPA_REC_MMAP, p, 84, cpa_decode_mmap,
+			    "does not match record length");
+	p[76] = 4;
+	EXPECT_DECODE_ERROR(CPA_REC_MMAP, p, 84, cpa_decode_mmap,
+			    "NUL byte in path");
+	memcpy(p + 80, "/bin", 4);
+	memset(p + 8, 0xff, 8);	 /* start */
+	p[16] = 2;		 /* len */
+	EXPECT_DECODE_ERROR(CPA_REC_MMAP, p, 84, cpa_decode_mmap,
+			    "wraps the address space");
+	memset(p, 0, 100);
+
+	/* lost */
+	EXPECT_DECODE_ERROR(CPA_REC_LOST, p, 23, cpa_decode_lost,
+			    "length 23, expected 24");
+
+	/* string */
+	EXPECT_DECODE_ERROR(CPA_REC_STRING, p, 3, cpa_decode_string,
+			    "at least 4");
+	EXPECT_DECODE_ERROR(CPA_REC_STRING, "\0\0\0\0ab", 6, cpa_decode_string,
+			    "string id 0 is reserved");
+	EXPECT_DECODE_ERROR(CPA_REC_STRING, "\1\0\0\0a\0b", 7,
+			    cpa_decode_string, "NUL byte in string 1");
+
+	/* stack */
+	EXPECT_DECODE_ERROR(CPA_REC_STACK, p, 7, cpa_decode_stack,
+			    "at least 8");
+	EXPECT_DECODE_ERROR(CPA_REC_STACK, p, 8, cpa_decode_stack,
+			    "stack id 0 is reserved");
+	p[0] = 1;
+	put32(p + 4, 2);
+	EXPECT_DECODE_ERROR(CPA_REC_STACK, p, 12, cpa_decode_stack,
+			    "does not match 2 frames");
+	put32(p + 4, CPA_MAX_STACK_DEPTH + 1);
+	EXPECT_DECODE_ERROR(CPA_REC_STACK, p, 8, cpa_decode_stack,
+			    "4097 frames");
+	memset(p, 0, 100);
+
+	/* sample */
+	EXPECT_DECODE_ERROR(CPA_REC_SAMPLE, p, 63, cpa_decode_sample,
+			    "length 63, expected 64");
+
+	/* meta */
+	EXPECT_DECODE_ERROR(CPA_REC_META, "abc", 3, cpa_decode_meta,
+			    "no NUL after the key");
+	EXPECT_DECODE_ERROR(CPA_REC_META, "\0abc", 4, cpa_decode_meta,
+			    "empty key");
+	EXPECT_DECODE_ERROR(CPA_REC_META, "k\0a\0c", 5, cpa_decode_meta,
+			    "NUL byte in value");
+}
+
+static void test_writer_limits(void)
+{
+	int fd = memfd_with(NULL, 0);
+	struct cpa_writer w;
+	cpa_writer_init(&w, fd);
+	struct cpa_raw_sample s = sample_raw();
+	s.n_user = CPA_MAX_FRAMES + 1;
+	CHECK(cpa_write_raw_sample(&w, &s) < 0);
+	CHECK(w.err != 0);
+	/* sticky: later writes fail too, nothing partial is written */
+	CHECK(cpa_write_meta(&w, "a", "b") < 0);
+	cpa_writer_close(&w);
+	close(fd);
+
+	/* EPIPE when the reader is gone */
+	int pfd[2];
+	CHECK(pipe(pfd) == 0);
+	close(pfd[0]);
+	signal(SIGPIPE, SIG_IGN);
+	cpa_writer_init(&w, pfd[1]);
+	CHECK(cpa_write_meta(&w, "a", "b") == 0);
+	CHECK(cpa_writer_flush(&w) == -EPIPE);
+	cpa_writer_close(&w);
+	close(pfd[1]);
+}
+
+static void test_dict(void)
+{
+	int fd = memfd_with(NULL, 0);
+	struct cpa_symwriter sw;
+	CHECK(cpa_symw_init(&sw, fd) == 0);
+	uint32_t a = cpa_symw_cstr(&sw, "main");
+	uint32_t b = cpa_symw_cstr(&sw, "leaf");
+	CHECK(a == 1 && b == 2);
+	CHECK(cpa_symw_cstr(&sw, "main") == 1);
+	CHECK(cpa_symw_cstr(&sw, "") == 0);
+	uint32_t fr[] = {a, b};
+	uint32_t st = cpa_symw_stack(&sw, fr, 2);
+	CHECK(st == 1 && cpa_symw_stack(&sw, fr, 2) == 1);
+	CHECK(cpa_symw_stack(&sw, fr, 1) == 2);
+	struct cpa_sample smp = {.stack_id = st, .comm_id = a, .weight = 3};
+	cpa_write_sample(&sw.w, &smp);
+	cpa_write_end(&sw.w);
+	cpa_symw_free(&sw);
+
+	lseek(fd, 0, SEEK_SET);
+	struct cpa_reader r;
+	struct cpa_record rec;
+	struct cpa_dict d;
+	char err[256];
+	cpa_dict_init(&d);
+	CHECK(cpa_reader_init(&r, fd, "dict", NULL, 0) == 0);
+	int strings = 0, stacks = 0, samples = 0;
+	while (cpa_reader_next(&r, &rec) == 1) {
+		int k = cpa_dict_add(&d, &rec, err, sizeof(err));
+		CHECK(k >= 0);
+		if (rec.type == CPA_REC_STRING)
+			strings++;
+		if (rec.type == CPA_REC_STACK)
+			stacks++;
+		if (rec.type == CPA_REC_SAMPLE) {
+			struct cpa_sample s;
+			cpa_decode_sample(&rec, &s, err, sizeof(err));
+			CHECK(cpa_dict_check_sample(&d, &s, rec.offset, err,
+						    sizeof(err)) == 0);
+			uint32_t n;
+			const uint32_t *f = cpa_dict_stack(&d, s.stack_id, &n);
+			CHECK(f && n == 2);
+			CHECK_STR(cpa_dict_string(&d, f[1], NULL), "leaf");
+			samples++;
+		}
+	}
+	CHECK(strings == 2 && stacks == 2 && samples == 1);
+	CHECK(cpa_dict_string(&d, 0, NULL) && !*cpa_dict_string(&d, 0, NULL));
+	CHECK(cpa_dict_string(&d, 3, NULL) == NULL);
+	struct cpa_sample bad = {.stack_id = 9};
+	CHECK(cpa_dict_check_sample(&d, &bad, 5, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "undefined stack 9") != NULL);
+	bad.stack_id = 1;
+	bad.env_id = 7;
+	CHECK(cpa_dict_check_sample(&d, &bad, 5, err, sizeof(err)) == -1);
+	cpa_reader_free(&r);
+	cpa_dict_free(&d);
+	close(fd);
+
+	/* out-of-order ids and undefined frames */
+	cpa_dict_init(&d);
+	uint8_t buf[32];
+	struct cpa_record fake = {.type = CPA_REC_STRING, .payload = buf,
+				  .len = 5, .offset = 40};
+	put32(buf, 2);
+	buf[4] = 'x';
+	CHECK(cpa_dict_add(&d, &fake, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "byte 40: string id 2 out of order") != NULL);
+	fake.type = CPA_REC_STACK;
+	put32(buf, 1);
+	put32(buf + 4, 1);
+	put32(buf + 8, 5);
+	fake.len = 12;
+	CHECK(cpa_dict_add(&d, &fake, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "undefined string 5") != NULL);
+	cpa_dict_free(&d);
+}
+
+static void test_names(void)
+{
+	for (int k = 0; k < CPA_KIND_COUNT; k++)
+		CHECK(cpa_kind_parse(cpa_kind_name(k)) == k);
+	CHECK(cpa_kind_parse("bogus") == -1);
+	CHECK_STR(cpa_kind_marker(CPA_KIND_OFFCPU_BLOCKED), "off-CPU blocked");
+	CHECK(cpa_kind_marker(CPA_KIND_ONCPU) == NULL);
+	CHECK(cpa_kind_unit(CPA_KIND_SCHED_DELAY) == CPA_UNIT_NS);
+	CHECK_STR(cpa_lost_reason_name(CPA_LOST_RINGBUF), "ringbuf");
+	CHECK(cpa_stream_detect("\x89" "CPA", 4));
+	CHECK(!cpa_stream_detect("main;a 1", 8));
+	/* prefix bytes already read by format detection are consumed first */
+	int fd = memfd_with(NULL, 0);
+	struct cpa_writer w;
+	cpa_writer_init(&w, fd);
+	cpa_write_end(&w);
+	cpa_writer_close(&w);
+	size_t total;
+	uint8_t *buf = slurp(fd, &total);
+	int fd2 = memfd_with(buf + 1, total - 1);
+	struct cpa_reader r;
+	struct cpa_record rec;
+	CHECK(cpa_reader_init(&r, fd2, "prefixed", buf, 1) == 0);
+	CHECK(cpa_reader_next(&r, &rec) == 1 && rec.type == CPA_REC_END);
+	CHECK(cpa_reader_next(&r, &rec) == 0 && r.ended);
+	cpa_reader_free(&r);
+	free(buf);
+	close(fd);
+	close(fd2);
+}
+
+int main(void)
+{
+	test_round_trip();
+	test_framing_errors();
+	test_decode_errors();
+	test_writer_limits();
+	test_dict();
+	test_names();
+	return unit_done("stream_test");
+}
