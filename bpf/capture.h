@@ -71,7 +71,7 @@ struct capture_event {
 	__u64 regs[CAPTURE_NREGS];
 	__u64 kernel_ips[CAPTURE_MAX_FRAMES];
 	__u64 user_ips[CAPTURE_MAX_FRAMES];
-	__u8 stack[];
+	/* followed by stack_len bytes of stack */
 };
 
 /* Slack after the stack so that page-sized copies need only a mask to

@@ -80,6 +80,8 @@ struct cpa_store_buf {
 };
 void cpa_store_buf_reserve(struct cpa_store_buf *b, size_t more);
 void cpa_store_buf_free(struct cpa_store_buf *b);
+/* Appends v as an unsigned LEB128 varint. */
+void cpa_store_buf_varint(struct cpa_store_buf *b, uint64_t v);
 
 /* ---- codec: pure functions on memory (store_format.c) ----------------- */
 

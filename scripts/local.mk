@@ -1,1 +1,1 @@
-EXTRA_DIST += scripts/quickstart scripts/check
+EXTRA_DIST += scripts/quickstart scripts/check scripts/install-deps

@@ -35,3 +35,34 @@ tests_tools_cpa_dump_SOURCES = tests/tools/cpa-dump.c
 tests_tools_cpa_dump_LDADD = $(UNIT_LDADD)
 
 dist_check_DATA += tests/bats/helper.bash
+
+# Fuzz targets (tests/fuzz/NAME_fuzz.c). `make check` replays each corpus
+# under tests/fuzz/corpus/NAME/ through a plain driver; `make fuzz` builds
+# libFuzzer binaries with clang and runs each for FUZZ_SECONDS.
+# A tool adds a target with FUZZ_TARGETS += NAME and, when the target needs
+# more than lib/, FUZZ_EXTRA_NAME = its sources (and FUZZ_LIBS_NAME).
+FUZZ_TARGETS = stream text
+FUZZ_SECONDS = 60
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
+	-include $(top_builddir)/config.h -I$(top_srcdir)/lib -I$(top_builddir)/bpf
+check_PROGRAMS += tests/fuzz/stream_replay tests/fuzz/text_replay
+tests_fuzz_stream_replay_SOURCES = tests/fuzz/stream_fuzz.c tests/fuzz/replay.c
+tests_fuzz_stream_replay_LDADD = $(UNIT_LDADD)
+tests_fuzz_text_replay_SOURCES = tests/fuzz/text_fuzz.c tests/fuzz/replay.c
+tests_fuzz_text_replay_LDADD = $(UNIT_LDADD)
+EXTRA_DIST += tests/fuzz/corpus
+TESTS += tests/bats/fuzz.bats tests/bats/stream.bats tests/bats/pipeline.bats
+
+fuzz: $(BUILT_SOURCES)
+	@set -e; $(foreach t,$(FUZZ_TARGETS), \
+		echo "  FUZZ     $(t) ($(FUZZ_SECONDS)s)"; \
+		$(CLANG) $(FUZZ_CFLAGS) $(srcdir)/tests/fuzz/$(t)_fuzz.c \
+			$(filter %.c,$(addprefix $(srcdir)/,$(lib_libcpa_a_SOURCES))) \
+			$(FUZZ_EXTRA_$(t)) $(LIBS_FOR_FUZZ) $(FUZZ_LIBS_$(t)) \
+			-o tests/fuzz/$(t)_fuzz; \
+		mkdir -p tests/fuzz/new-$(t); \
+		tests/fuzz/$(t)_fuzz -max_total_time=$(FUZZ_SECONDS) \
+			tests/fuzz/new-$(t) $(srcdir)/tests/fuzz/corpus/$(t);)
+LIBS_FOR_FUZZ = $(LIBBPF_LIBS) $(LIBELF_LIBS) $(LIBDW_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(M_LIBS) -lz
+.PHONY: fuzz
+CLEANFILES += tests/fuzz/*_fuzz

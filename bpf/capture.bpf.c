@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cpa-capture's BPF side: every sample source writes the same event
+ * (struct capture_event in capture.h) to one ring buffer.
+ *
+ *   on_cpu         perf_event: timer (cpu-clock) or cycles sample per CPU
+ *   sched_switch   raw_tp: off-CPU intervals start at switch-out, end at
+ *   sched_wakeup   switch-in; a wakeup splits blocked time from the
+ *                  scheduling delay that follows it
+ *   sched_exit     raw_tp: frees the task's off-CPU state
+ *   probe_tp       tracepoint probes (--probe tracepoint:G:N)
+ *   probe_regs     kprobe, uprobe and uretprobe probes
+ *
+ * Filters (--pid, --tid, --comm, --cgroup, --cpu) are applied here, before
+ * any stack is walked, so unselected tasks cost one map lookup.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "capture.h"
+
+#define PF_EXITING 0x00000004
+#define TASK_RUNNING 0
+
+/* Set by the loader before load; the verifier sees them as constants, so
+ * disabled features cost nothing. */
+const volatile __u32 stack_size = 0;	/* user stack snapshot bytes, 0: none */
+const volatile bool user_stacks = true;	/* FP chain, registers, snapshot */
+const volatile bool include_idle = false;
+const volatile bool filter_pid = false;
+const volatile bool filter_tid = false;
+const volatile bool filter_comm = false;
+const volatile bool filter_cgroup = false;
+const volatile bool filter_cpu = false;
+const volatile __u64 irqoff_gap_ns = 0;	/* 0: IRQ-off detection off */
+const volatile __u32 offcpu_want = 0;	/* OFFCPU_WANT_* bits */
+const volatile __u64 offcpu_min_ns = 0;
+const volatile __u32 probe_rate = 0;	/* hits per second per CPU, 0: any */
+const volatile __u64 ringbuf_bytes = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);	/* sized by the loader */
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct capture_scratch);
+	__uint(max_entries, 1);		/* CPUs * SLOT_COUNT, set by the loader */
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, DROP_COUNT);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct cpu_state);
+	__uint(max_entries, 1);
+} cpu_states SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1024);
+} pids SEC(".maps"), tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, __u8);
+	__uint(max_entries, 1024);
+} cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct capture_comm);
+	__type(value, __u8);
+	__uint(max_entries, 256);
+} comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1);		/* possible CPUs, set by the loader */
+} cpus SEC(".maps");
+
+/* Off-CPU state per thread, allocated on first switch-out and freed at
+ * exit; a full table is counted as DROP_STATE_FULL. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct offcpu_state);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} offcpu SEC(".maps");
+
+/* A zeroed state to insert from: the value is too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_state);
+	__uint(max_entries, 1);
+} offcpu_zero SEC(".maps");
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
+
+	if (n)
+		*n += 1;
+}
+
+static __always_inline struct capture_scratch *scratch_slot(__u32 cpu,
+							      __u32 slot)
+{
+	__u32 key = cpu * SLOT_COUNT + slot;
+
+	return bpf_map_lookup_elem(&scratch, &key);
+}
+
+static __always_inline __u64 task_cgroup_id(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+}
+
+/* True when the task's cgroup, or one of its ancestors, was selected. */
+static __always_inline bool cgroup_selected(struct task_struct *t)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
+
+	for (int i = 0; i < 16 && cg; i++) {
+		__u64 id = BPF_CORE_READ(cg, kn, id);
+
+		if (bpf_map_lookup_elem(&cgroups, &id))
+			return true;
+		/* self is the first member of struct cgroup */
+		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
+	}
+	return false;
+}
+
+static __always_inline bool comm_selected(struct task_struct *t)
+{
+	struct capture_comm key = {};
+
+	BPF_CORE_READ_STR_INTO(&key.comm, t, comm);
+	if (bpf_map_lookup_elem(&comms, &key))
+		return true;
+	__builtin_memset(&key, 0, sizeof(key));
+	BPF_CORE_READ_STR_INTO(&key.comm, t, group_leader, comm);
+	return bpf_map_lookup_elem(&comms, &key) != NULL;
+}
+
+/* The filters: each given kind must match (--pid and --comm both given
+ * means both), any value of a kind matches. */
+static __always_inline bool task_selected(struct task_struct *t, __u32 cpu)
+{
+	if (filter_cpu) {
+		__u8 *on = bpf_map_lookup_elem(&cpus, &cpu);
+
+		if (!on || !*on)
+			return false;
+	}
+	if (filter_pid) {
+		__u32 tgid = BPF_CORE_READ(t, tgid);
+
+		if (!bpf_map_lookup_elem(&pids, &tgid))
+			return false;
+	}
+	if (filter_tid) {
+		__u32 tid = BPF_CORE_READ(t, pid);
+
+		if (!bpf_map_lookup_elem(&tids, &tid))
+			return false;
+	}
+	if (filter_comm && !comm_selected(t))
+		return false;
+	if (filter_cgroup && !cgroup_selected(t))
+		return false;
+	return true;
+}
+
+static __always_inline void fill_task(struct capture_event *ev,
+				      struct task_struct *t)
+{
+	ev->pid = BPF_CORE_READ(t, tgid);
+	ev->tid = BPF_CORE_READ(t, pid);
+	ev->cgroup_id = task_cgroup_id(t);
+	BPF_CORE_READ_STR_INTO(&ev->comm, t, comm);
+	BPF_CORE_READ_STR_INTO(&ev->pcomm, t, group_leader, comm);
+}
+
+/* Registers at the moment of a sample, read by the program from its
+ * context (a perf event or a kprobe/uprobe's pt_regs). */
+struct sample_regs {
+	__u64 ip, sp, bp;
+	bool user_mode;
+};
+
+#if defined(__TARGET_ARCH_x86)
+#define REGS_USER_MODE(r) (((r)->cs & 3) == 3)
+#elif defined(__TARGET_ARCH_arm64)
+#define REGS_USER_MODE(r) (((r)->pstate & 0xf) == 0)
+#else
+#error "unsupported architecture"
+#endif
+
+static __always_inline void read_regs(struct sample_regs *out,
+				      struct pt_regs *r)
+{
+	out->ip = PT_REGS_IP(r);
+	out->sp = PT_REGS_SP(r);
+	out->bp = PT_REGS_FP(r);
+	out->user_mode = REGS_USER_MODE(r);
+}
+
+/*
+ * Copies up to stack_size bytes of user stack from sp, a page at a time:
+ * a read that runs past the top of the stack fails as a whole, so copying
+ * page by page keeps everything up to the last mapped page.
+ */
+static __always_inline void copy_user_stack(struct capture_scratch *s,
+					    __u64 sp)
+{
+	struct capture_event *ev = &s->ev;
+	__u32 copied = 0, want;
+
+	want = CAPTURE_PAGE - (sp & (CAPTURE_PAGE - 1));
+	for (int i = 0; i <= CAPTURE_MAX_STACK / CAPTURE_PAGE; i++) {
+		__u32 off, n;
+
+		if (copied >= stack_size)
+			break;
+		if (want > stack_size - copied)
+			want = stack_size - copied;
+		/* copied < stack_size <= 64 KiB and want <= 4 KiB: the masks
+		 * change nothing but let the verifier see the bounds */
+		off = copied & (CAPTURE_MAX_STACK - 1);
+		n = want & (2 * CAPTURE_PAGE - 1);
+		if (bpf_probe_read_user(s->stack + off, n, (void *)(sp + copied)))
+			break;
+		copied += want;
+		want = CAPTURE_PAGE;
+	}
+	ev->stack_len = copied;
+	if (copied == 0) {
+		ev->flags |= CAPTURE_F_SNAPSHOT_FAILED;
+		count_drop(DROP_STACK_COPY);
+	} else if (copied >= stack_size) {
+		ev->flags |= CAPTURE_F_USER_TRUNCATED;
+	}
+}
+
+/* Wake the reader only when the ring is filling up; otherwise it drains
+ * on its own poll interval, which saves a wakeup per sample. */
+static __always_inline __u64 wakeup_flag(void)
+{
+	__u64 queued = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	return queued > ringbuf_bytes / 2 ? BPF_RB_FORCE_WAKEUP :
+					    BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void submit(struct capture_scratch *s)
+{
+	__u64 len = s->ev.stack_len;
+
+	if (len > CAPTURE_MAX_STACK)
+		len = CAPTURE_MAX_STACK;
+	if (bpf_ringbuf_output(&events, s, sizeof(struct capture_event) + len,
+			       wakeup_flag()))
+		count_drop(DROP_RINGBUF);
+}
+
+/*
+ * A sample of the current task: kernel stack, and unless kernel-only the
+ * frame-pointer user chain, the user registers and the stack snapshot.
+ * regs are the interrupted registers (perf event, uprobe) or NULL; when
+ * they are not user mode the task's saved user registers are used.
+ */
+static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
+					  __u32 slot, __u16 kind, __u64 weight,
+					  __u64 now, __u32 cpu)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct capture_scratch *s = scratch_slot(cpu, slot);
+	struct capture_event *ev;
+	struct pt_regs *uregs;
+	long n;
+
+	if (!s)
+		return 0;
+	ev = &s->ev;
+	ev->mono_ns = now;
+	ev->weight = weight;
+	ev->cpu = cpu;
+	ev->kind = kind;
+	ev->flags = 0;
+	ev->n_user = 0;
+	ev->n_regs = 0;
+	ev->stack_len = 0;
+	fill_task(ev, task);
+
+	if (!regs || !regs->user_mode)
+		ev->flags |= CAPTURE_F_IN_KERNEL;
+	n = bpf_get_stack(ctx, ev->kernel_ips, sizeof(ev->kernel_ips), 0);
+	if (n < 0) {
+		ev->flags |= CAPTURE_F_KSTACK_FAILED;
+		n = 0;
+	}
+	ev->n_kernel = n / 8;
+
+	if (user_stacks && BPF_CORE_READ(task, mm)) {
+		n = bpf_get_stack(ctx, ev->user_ips, sizeof(ev->user_ips),
+				  BPF_F_USER_STACK);
+		if (n < 0) {
+			ev->flags |= CAPTURE_F_USTACK_FAILED;
+			n = 0;
+		}
+		ev->n_user = n / 8;
+
+		if (regs && regs->user_mode) {
+			ev->regs[0] = regs->ip;
+			ev->regs[1] = regs->sp;
+			ev->regs[2] = regs->bp;
+		} else {
+			/* in the kernel: the user registers saved at entry */
+			uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+			ev->regs[0] = PT_REGS_IP_CORE(uregs);
+			ev->regs[1] = PT_REGS_SP_CORE(uregs);
+			ev->regs[2] = PT_REGS_FP_CORE(uregs);
+		}
+		ev->n_regs = CAPTURE_NREGS;
+		if (stack_size)
+			copy_user_stack(s, ev->regs[1]);
+	}
+	submit(s);
+	return 0;
+}
+
+/* IRQ-off detection: the timer could not fire while interrupts were
+ * off, so a gap between two timer samples on a CPU well above the period
+ * is time spent with interrupts disabled (or the vCPU not running). */
+static __always_inline void check_gap(void *ctx, __u64 now, __u32 cpu)
+{
+	__u32 zero = 0;
+	struct cpu_state *cs = bpf_map_lookup_elem(&cpu_states, &zero);
+	__u64 last;
+
+	if (!cs)
+		return;
+	last = cs->last_tick_ns;
+	cs->last_tick_ns = now;
+	if (last && now - last > irqoff_gap_ns &&
+	    task_selected(bpf_get_current_task_btf(), cpu))
+		sample_current(ctx, NULL, SLOT_TIMER, CAPTURE_KIND_IRQOFF,
+			       now - last, now, cpu);
+}
+
+SEC("perf_event")
+int on_cpu(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 now = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct sample_regs regs;
+
+	if (irqoff_gap_ns)
+		check_gap(ctx, now, cpu);
+	if (!include_idle && BPF_CORE_READ(task, pid) == 0)
+		return 0;
+	if (!task_selected(task, cpu))
+		return 0;
+	read_regs(&regs, (struct pt_regs *)&ctx->regs);
+	return sample_current(ctx, &regs, SLOT_TIMER, CAPTURE_KIND_ONCPU, 1,
+			      now, cpu);
+}
+
+/* ---- off-CPU ---------------------------------------------------------- */
+
+static __always_inline __u16 phase_kind(__u8 phase)
+{
+	switch (phase) {
+	case PHASE_BLOCKED:
+		return CAPTURE_KIND_OFFCPU_BLOCKED;
+	case PHASE_PREEMPTED:
+		return CAPTURE_KIND_SCHED_PREEMPTED;
+	case PHASE_YIELDED:
+		return CAPTURE_KIND_SCHED_YIELDED;
+	default:
+		return CAPTURE_KIND_SCHED_DELAY;
+	}
+}
+
+/* Emits the phase that ends now, with the stacks taken at switch-out and
+ * the CPU the task left. The sample's time is the end of the interval. */
+static __always_inline void end_phase(struct offcpu_state *st, __u32 tid,
+				      __u64 now, __u32 cpu)
+{
+	__u16 kind = phase_kind(st->phase);
+	__u64 dur = now - st->start_ns;
+	struct capture_scratch *s;
+	struct capture_event *ev;
+
+	if (!(offcpu_want & (1u << kind)) || dur < offcpu_min_ns)
+		return;
+	s = scratch_slot(cpu, SLOT_SCHED);
+	if (!s)
+		return;
+	ev = &s->ev;
+	ev->mono_ns = now;
+	ev->cgroup_id = st->cgroup_id;
+	ev->weight = dur;
+	ev->pid = st->pid;
+	ev->tid = tid;
+	ev->cpu = st->cpu;
+	ev->kind = kind;
+	ev->flags = st->flags;
+	__builtin_memcpy(ev->comm, st->comm, sizeof(ev->comm));
+	__builtin_memcpy(ev->pcomm, st->pcomm, sizeof(ev->pcomm));
+	ev->n_kernel = st->n_kernel;
+	ev->n_user = st->n_user;
+	ev->n_regs = 0;
+	ev->stack_len = 0;
+	bpf_probe_read_kernel(ev->kernel_ips, sizeof(ev->kernel_ips),
+			      st->kernel_ips);
+	bpf_probe_read_kernel(ev->user_ips, sizeof(ev->user_ips),
+			      st->user_ips);
+	submit(s);
+}
+
+/* Switch-out: remember when and why the task left, and its stacks. */
+static __always_inline void switch_out(void *ctx, bool preempt,
+				       struct task_struct *prev,
+				       unsigned int prev_state, __u64 now,
+				       __u32 cpu)
+{
+	__u32 tid = BPF_CORE_READ(prev, pid);
+	struct offcpu_state *st;
+	__u8 phase;
+	long n;
+
+	if (tid == 0 || (BPF_CORE_READ(prev, flags) & PF_EXITING))
+		return;
+	if (prev_state != TASK_RUNNING)
+		phase = PHASE_BLOCKED;
+	else
+		phase = preempt ? PHASE_PREEMPTED : PHASE_YIELDED;
+	/* a blocked task may later wait on the runqueue, so blocked needs
+	 * the stacks when either blocked or delay time is wanted */
+	if (phase == PHASE_BLOCKED &&
+	    !(offcpu_want & (OFFCPU_WANT_BLOCKED | OFFCPU_WANT_DELAY)))
+		return;
+	if (phase != PHASE_BLOCKED && !(offcpu_want & (1u << phase_kind(phase))))
+		return;
+	if (!task_selected(prev, cpu))
+		return;
+
+	st = bpf_map_lookup_elem(&offcpu, &tid);
+	if (!st) {
+		__u32 zero = 0;
+		struct offcpu_state *init = bpf_map_lookup_elem(&offcpu_zero, &zero);
+
+		if (!init)
+			return;
+		if (bpf_map_update_elem(&offcpu, &tid, init, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&offcpu, &tid)) {
+			count_drop(DROP_STATE_FULL);
+			return;
+		}
+		st = bpf_map_lookup_elem(&offcpu, &tid);
+		if (!st)
+			return;
+	}
+	st->start_ns = now;
+	st->cpu = cpu;
+	st->phase = phase;
+	st->flags = 0;
+	st->pid = BPF_CORE_READ(prev, tgid);
+	st->cgroup_id = task_cgroup_id(prev);
+	BPF_CORE_READ_STR_INTO(&st->comm, prev, comm);
+	BPF_CORE_READ_STR_INTO(&st->pcomm, prev, group_leader, comm);
+	/* prev is current here: the stacks are the task's own */
+	n = bpf_get_stack(ctx, st->kernel_ips, sizeof(st->kernel_ips), 0);
+	if (n < 0) {
+		st->flags |= CAPTURE_F_KSTACK_FAILED;
+		n = 0;
+	}
+	st->n_kernel = n / 8;
+	st->n_user = 0;
+	if (user_stacks && BPF_CORE_READ(prev, mm)) {
+		n = bpf_get_stack(ctx, st->user_ips, sizeof(st->user_ips),
+				  BPF_F_USER_STACK);
+		if (n < 0) {
+			st->flags |= CAPTURE_F_USTACK_FAILED;
+			n = 0;
+		}
+		st->n_user = n / 8;
+	}
+	st->flags |= CAPTURE_F_IN_KERNEL;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u32 tid = BPF_CORE_READ(next, pid);
+	struct offcpu_state *st;
+
+	switch_out(ctx, preempt, prev, prev_state, now, cpu);
+
+	/* switch-in: the runqueue wait (or a blocked time whose wakeup was
+	 * not seen) ends */
+	st = bpf_map_lookup_elem(&offcpu, &tid);
+	if (st && st->phase != PHASE_NONE) {
+		end_phase(st, tid, now, cpu);
+		st->phase = PHASE_NONE;
+	}
+	return 0;
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(sched_wakeup, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct offcpu_state *st = bpf_map_lookup_elem(&offcpu, &tid);
+	__u64 now;
+
+	if (!st || st->phase != PHASE_BLOCKED)
+		return 0;
+	now = bpf_ktime_get_ns();
+	end_phase(st, tid, now, bpf_get_smp_processor_id());
+	st->phase = PHASE_WOKEN;
+	st->start_ns = now;
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(sched_exit, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+
+	bpf_map_delete_elem(&offcpu, &tid);
+	return 0;
+}
+
+/* ---- probes ----------------------------------------------------------- */
+
+static __always_inline bool probe_rate_ok(__u64 now)
+{
+	__u32 zero = 0;
+	struct cpu_state *cs;
+
+	if (!probe_rate)
+		return true;
+	cs = bpf_map_lookup_elem(&cpu_states, &zero);
+	if (!cs)
+		return false;
+	if (now - cs->rate_window_ns >= 1000000000ull) {
+		cs->rate_window_ns = now;
+		cs->rate_count = 0;
+	}
+	if (cs->rate_count >= probe_rate) {
+		count_drop(DROP_PROBE_RATE);
+		return false;
+	}
+	cs->rate_count++;
+	return true;
+}
+
+static __always_inline int probe_hit(void *ctx, struct sample_regs *regs)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 now = bpf_ktime_get_ns();
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	if (!task_selected(task, cpu) || !probe_rate_ok(now))
+		return 0;
+	return sample_current(ctx, regs, SLOT_PROBE, CAPTURE_KIND_PROBE, 1, now,
+			      cpu);
+}
+
+SEC("tracepoint")
+int probe_tp(void *ctx)
+{
+	return probe_hit(ctx, NULL);
+}
+
+SEC("kprobe")
+int probe_regs(struct pt_regs *ctx)
+{
+	struct sample_regs regs;
+
+	read_regs(&regs, ctx);
+	return probe_hit(ctx, &regs);
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

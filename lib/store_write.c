@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Segment writer. A segment's files only ever grow by whole commits: the
+ * dictionary block, the data block, then the index entry that makes them
+ * visible. Writes go to the committed lengths with pwrite, so after a
+ * failure (a full disk) the files are cut back and the same windows can be
+ * written again later without a hole or a duplicate.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hash.h"
+#include "intern.h"
+#include "log.h"
+#include "store.h"
+#include "timeparse.h"
+
+#define ZSTD_LEVEL 3
+
+struct cpa_segment_writer {
+	char *path;
+	char name[CPA_STORE_NAME_MAX];
+	int dirfd;
+	int fd[3];
+	uint64_t len[3];	/* committed length of each file */
+	uint64_t meta_bytes;
+	uint64_t start_ns, interval_ns;
+	uint64_t min_start, max_end;
+
+	struct cpa_strtab *strings;
+	struct cpa_stacktab *stacks;
+	struct cpa_store_labelset *ls;	/* ls[1..nls-1] */
+	uint32_t nls, capls;
+	uint32_t *ls_slots;		/* open addressing, 0 empty */
+	uint32_t ls_mask;
+	/* Ids up to these are in the dict file; later ones are pending. */
+	uint32_t saved_strings, saved_stacks, saved_labelsets;
+
+	struct cpa_store_buf raw, dict_block, data_block;
+};
+
+static int set_err(char *err, size_t errlen, int e, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int set_err(char *err, size_t errlen, int e, const char *fmt, ...)
+{
+	char msg[200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(err, errlen, "%s: %s", msg, strerror(e));
+	return -e;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+	while (len) {
+		ssize_t k = pwrite(fd, p, len, (off_t)off);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += k;
+		len -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+static int write_meta(struct cpa_segment_writer *sw, const char *extra,
+		      char *err, size_t errlen)
+{
+	char head[512];
+	int n = snprintf(head, sizeof(head),
+			 "format=%d.%d\nsegment_start_ns=%llu\n"
+			 "interval_ns=%llu\ncreated_ns=%llu\n",
+			 CPA_STORE_MAJOR, CPA_STORE_MINOR,
+			 (unsigned long long)sw->start_ns,
+			 (unsigned long long)sw->interval_ns,
+			 (unsigned long long)cpa_now_ns());
+	size_t elen = extra ? strlen(extra) : 0;
+	if ((size_t)n + elen > CPA_STORE_META_MAX)
+		elen = CPA_STORE_META_MAX - (size_t)n;
+	int fd = openat(sw->dirfd, "meta.tmp",
+			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return set_err(err, errlen, errno, "%s/meta.tmp", sw->path);
+	int r = pwrite_all(fd, head, (size_t)n, 0);
+	if (!r && elen)
+		r = pwrite_all(fd, extra, elen, (uint64_t)n);
+	if (!r && fdatasync(fd) < 0)
+		r = -errno;
+	close(fd);
+	if (!r && renameat(sw->dirfd, "meta.tmp", sw->dirfd, "meta") < 0)
+		r = -errno;
+	if (r) {
+		unlinkat(sw->dirfd, "meta.tmp", 0);
+		return set_err(err, errlen, -r, "%s/meta", sw->path);
+	}
+	sw->meta_bytes = (uint64_t)n + elen;
+	return 0;
+}
+
+int cpa_segment_write_meta(struct cpa_segment_writer *sw,
+			   const char *meta_extra, char *err, size_t errlen)
+{
+	return write_meta(sw, meta_extra, err, errlen);
+}
+
+struct cpa_segment_writer *cpa_segment_create(const char *dir,
+					      const char *name,
+					      uint64_t start_ns,
+					      uint64_t interval_ns,
+					      const char *meta_extra,
+					      char *err, size_t errlen)
+{
+	struct cpa_segment_writer *sw = cpa_calloc(1, sizeof(*sw));
+	size_t plen = strlen(dir) + strlen(name) + 2;
+	sw->path = cpa_malloc(plen);
+	snprintf(sw->path, plen, "%s/%s", dir, name);
+	snprintf(sw->name, sizeof(sw->name), "%s", name);
+	sw->start_ns = start_ns;
+	sw->interval_ns = interval_ns;
+	sw->dirfd = -1;
+	for (int i = 0; i < 3; i++)
+		sw->fd[i] = -1;
+	int e = 0;
+
+	if (mkdir(sw->path, 0750) < 0) {
+		e = errno;
+		set_err(err, errlen, e, "%s", sw->path);
+		goto fail_nodir;
+	}
+	sw->dirfd = open(sw->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sw->dirfd < 0) {
+		e = errno;
+		set_err(err, errlen, e, "%s", sw->path);
+		goto fail;
+	}
+	for (int i = 0; i < 3; i++) {
+		const char *fname = cpa_store_file_names[i];
+		sw->fd[i] = openat(sw->dirfd, fname,
+				   O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+		uint8_t h[CPA_STORE_FILE_HEADER];
+		cpa_store_header_encode(h, (enum cpa_store_file)i, interval_ns,
+					start_ns);
+		int r = sw->fd[i] < 0 ? -errno
+				      : pwrite_all(sw->fd[i], h, sizeof(h), 0);
+		if (r) {
+			e = -r;
+			set_err(err, errlen, e, "%s/%s", sw->path, fname);
+			goto fail;
+		}
+		sw->len[i] = CPA_STORE_FILE_HEADER;
+	}
+	int r = write_meta(sw, meta_extra, err, errlen);
+	if (r) {
+		e = -r;
+		goto fail;
+	}
+	/* Make the new directory entry durable along with its files. */
+	int parent = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (parent >= 0) {
+		fsync(parent);
+		close(parent);
+	}
+
+	sw->strings = cpa_strtab_new();
+	sw->stacks = cpa_stacktab_new();
+	sw->capls = 64;
+	sw->ls = cpa_calloc(sw->capls, sizeof(*sw->ls));
+	sw->nls = 1;
+	sw->ls_mask = 127;
+	sw->ls_slots = cpa_calloc(sw->ls_mask + 1, sizeof(*sw->ls_slots));
+	return sw;
+
+fail:
+	/* Leave nothing half-made behind: the directory was ours. */
+	for (int i = 0; i < 3; i++) {
+		if (sw->fd[i] >= 0)
+			close(sw->fd[i]);
+		unlinkat(sw->dirfd, cpa_store_file_names[i], 0);
+	}
+	if (sw->dirfd >= 0) {
+		unlinkat(sw->dirfd, "meta", 0);
+		unlinkat(sw->dirfd, "meta.tmp", 0);
+		close(sw->dirfd);
+	}
+	rmdir(sw->path);
+fail_nodir:
+	free(sw->path);
+	free(sw);
+	errno = e;
+	return NULL;
+}
+
+uint32_t cpa_segment_string(struct cpa_segment_writer *sw, const char *s,
+			    size_t len)
+{
+	if (!len)
+		return 0;
+	bool is_new;
+	return cpa_strtab_intern(sw->strings, s, len, &is_new);
+}
+
+uint32_t cpa_segment_stack(struct cpa_segment_writer *sw,
+			   const uint32_t *frames, uint32_t n)
+{
+	bool is_new;
+	return cpa_stacktab_intern(sw->stacks, frames, n, &is_new);
+}
+
+static uint64_t ls_hash(const struct cpa_store_labelset *ls)
+{
+	uint64_t words[6] = {
+		ls->cgroup_id,
+		(uint64_t)ls->pid << 32 | ls->tid,
+		(uint64_t)ls->cpu << 32 | (uint64_t)ls->kind << 16 | ls->flags,
+		(uint64_t)ls->comm << 32 | ls->thread,
+		(uint64_t)ls->container << 32 | ls->env,
+		0,
+	};
+	return cpa_hash(words, sizeof(words), 0x5eed);
+}
+
+static bool ls_equal(const struct cpa_store_labelset *a,
+		     const struct cpa_store_labelset *b)
+{
+	return a->cgroup_id == b->cgroup_id && a->pid == b->pid &&
+	       a->tid == b->tid && a->cpu == b->cpu && a->kind == b->kind &&
+	       a->flags == b->flags && a->comm == b->comm &&
+	       a->thread == b->thread && a->container == b->container &&
+	       a->env == b->env;
+}
+
+static void ls_grow(struct cpa_segment_writer *sw)
+{
+	uint32_t mask = sw->ls_mask * 2 + 1;
+	uint32_t *slots = cpa_calloc((size_t)mask + 1, sizeof(*slots));
+	for (uint32_t id = 1; id < sw->nls; id++) {
+		uint64_t h = ls_hash(&sw->ls[id]);
+		uint32_t i = (uint32_t)h & mask;
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = id;
+	}
+	free(sw->ls_slots);
+	sw->ls_slots = slots;
+	sw->ls_mask = mask;
+}
+
+uint32_t cpa_segment_labelset(struct cpa_segment_writer *sw,
+			      const struct cpa_store_labelset *ls)
+{
+	uint64_t h = ls_hash(ls);
+	uint32_t i = (uint32_t)h & sw->ls_mask;
+	for (; sw->ls_slots[i]; i = (i + 1) & sw->ls_mask)
+		if (ls_equal(&sw->ls[sw->ls_slots[i]], ls))
+			return sw->ls_slots[i];
+	if (sw->nls == sw->capls) {
+		sw->capls *= 2;
+		sw->ls = cpa_realloc(sw->ls, sw->capls * sizeof(*sw->ls));
+	}
+	uint32_t id = sw->nls++;
+	sw->ls[id] = *ls;
+	sw->ls_slots[i] = id;
+	if ((uint64_t)sw->nls * 2 > sw->ls_mask)
+		ls_grow(sw);
+	return id;
+}
+
+/* New dictionary entries since the last commit, as a raw dict block;
+ * returns false when there is nothing new. */
+static bool encode_dict(struct cpa_segment_writer *sw,
+			struct cpa_store_buf *b)
+{
+	uint32_t nstr = cpa_strtab_count(sw->strings);
+	uint32_t nstk = cpa_stacktab_count(sw->stacks);
+	if (nstr == sw->saved_strings && nstk == sw->saved_stacks &&
+	    sw->nls - 1 == sw->saved_labelsets)
+		return false;
+	b->len = 0;
+	cpa_store_buf_varint(b, sw->saved_strings + 1);
+	cpa_store_buf_varint(b, nstr - sw->saved_strings);
+	for (uint32_t id = sw->saved_strings + 1; id <= nstr; id++) {
+		uint32_t len;
+		const char *s = cpa_strtab_get(sw->strings, id, &len);
+		cpa_store_buf_varint(b, len);
+		cpa_store_buf_reserve(b, len);
+		memcpy(b->p + b->len, s, len);
+		b->len += len;
+	}
+	cpa_store_buf_varint(b, sw->saved_stacks + 1);
+	cpa_store_buf_varint(b, nstk - sw->saved_stacks);
+	for (uint32_t id = sw->saved_stacks + 1; id <= nstk; id++) {
+		uint32_t n;
+		const uint32_t *f = cpa_stacktab_get(sw->stacks, id, &n);
+		cpa_store_buf_varint(b, n);
+		for (uint32_t k = 0; k < n; k++)
+			cpa_store_buf_varint(b, f[k]);
+	}
+	cpa_store_buf_varint(b, sw->saved_labelsets + 1);
+	cpa_store_buf_varint(b, sw->nls - 1 - sw->saved_labelsets);
+	for (uint32_t id = sw->saved_labelsets + 1; id < sw->nls; id++) {
+		const struct cpa_store_labelset *ls = &sw->ls[id];
+		cpa_store_buf_varint(b, ls->kind);
+		cpa_store_buf_varint(b, ls->flags);
+		cpa_store_buf_varint(b, ls->pid);
+		cpa_store_buf_varint(b, ls->tid);
+		cpa_store_buf_varint(b, ls->cpu);
+		cpa_store_buf_varint(b, ls->cgroup_id);
+		cpa_store_buf_varint(b, ls->comm);
+		cpa_store_buf_varint(b, ls->thread);
+		cpa_store_buf_varint(b, ls->container);
+		cpa_store_buf_varint(b, ls->env);
+	}
+	return true;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct cpa_store_entry *x = a, *y = b;
+	if (x->labelset != y->labelset)
+		return x->labelset < y->labelset ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int window_cmp(const void *a, const void *b)
+{
+	const struct cpa_store_window *x = a, *y = b;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static void encode_windows(struct cpa_store_buf *b,
+			   struct cpa_store_window *w, size_t n)
+{
+	b->len = 0;
+	cpa_store_buf_varint(b, n);
+	uint64_t prev = w[0].start_ns;
+	for (size_t i = 0; i < n; i++) {
+		qsort(w[i].e, w[i].n, sizeof(*w[i].e), entry_cmp);
+		cpa_store_buf_varint(b, w[i].start_ns - prev);
+		prev = w[i].start_ns;
+		/* Equal (labelset, stack) pairs are merged as they go. */
+		size_t count_at = b->len;
+		uint32_t m = 0;
+		cpa_store_buf_varint(b, 0);	/* placeholder, fixed below */
+		size_t body_at = b->len;
+		uint32_t ls = 0, st = 0;
+		for (uint32_t k = 0; k < w[i].n; k++) {
+			const struct cpa_store_entry *e = &w[i].e[k];
+			uint64_t weight = e->weight;
+			while (k + 1 < w[i].n &&
+			       w[i].e[k + 1].labelset == e->labelset &&
+			       w[i].e[k + 1].stack == e->stack)
+				weight += w[i].e[++k].weight;
+			if (e->labelset != ls) {
+				cpa_store_buf_varint(b, e->labelset - ls);
+				cpa_store_buf_varint(b, e->stack);
+			} else {
+				cpa_store_buf_varint(b, 0);
+				cpa_store_buf_varint(b, e->stack - st);
+			}
+			ls = e->labelset;
+			st = e->stack;
+			cpa_store_buf_varint(b, weight);
+			m++;
+		}
+		/* Rewrite the count in front of the entries now that it is
+		 * known: shift the body when its varint needs more bytes. */
+		uint8_t tmp[10];
+		size_t tl = 0;
+		uint64_t v = m;
+		while (v >= 0x80) {
+			tmp[tl++] = (uint8_t)(v | 0x80);
+			v >>= 7;
+		}
+		tmp[tl++] = (uint8_t)v;
+		size_t body = b->len - body_at;
+		cpa_store_buf_reserve(b, tl);
+		memmove(b->p + count_at + tl, b->p + body_at, body);
+		memcpy(b->p + count_at, tmp, tl);
+		b->len = count_at + tl + body;
+	}
+}
+
+int cpa_segment_append(struct cpa_segment_writer *sw,
+		       struct cpa_store_window *w, size_t n,
+		       uint64_t cover_from, uint64_t cover_to, char *err,
+		       size_t errlen)
+{
+	if (!n)
+		return 0;
+	qsort(w, n, sizeof(*w), window_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!w[i].n || (i && w[i].start_ns == w[i - 1].start_ns)) {
+			snprintf(err, errlen, "%s: internal error: empty or "
+				 "repeated window", sw->path);
+			return -EINVAL;
+		}
+
+	struct cpa_store_index_entry ie = {0};
+	ie.n_windows = (uint32_t)n;
+	ie.min_start = w[0].start_ns;
+	ie.max_end = w[n - 1].start_ns + sw->interval_ns;
+	ie.cover_to = cover_to > ie.max_end ? cover_to : ie.max_end;
+	ie.cover_from = cover_from < ie.min_start ? cover_from : ie.min_start;
+
+	sw->dict_block.len = 0;
+	char why[160];
+	if (encode_dict(sw, &sw->raw) &&
+	    cpa_store_block_pack(&sw->dict_block, sw->raw.p, sw->raw.len,
+				 ZSTD_LEVEL, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s/dict: %s", sw->path, why);
+		return -EINVAL;
+	}
+	encode_windows(&sw->raw, w, n);
+	sw->data_block.len = 0;
+	if (cpa_store_block_pack(&sw->data_block, sw->raw.p, sw->raw.len,
+				 ZSTD_LEVEL, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s/data: %s", sw->path, why);
+		return -EINVAL;
+	}
+	ie.dict_off = sw->len[CPA_STORE_DICT];
+	ie.dict_len = (uint32_t)sw->dict_block.len;
+	ie.data_off = sw->len[CPA_STORE_DATA];
+	ie.data_len = (uint32_t)sw->data_block.len;
+	uint8_t entry[CPA_STORE_INDEX_ENTRY];
+	cpa_store_index_encode(entry, &ie);
+
+	int r = 0;
+	enum cpa_store_file at = CPA_STORE_DICT;
+	if (ie.dict_len)
+		r = pwrite_all(sw->fd[at], sw->dict_block.p, ie.dict_len,
+			       ie.dict_off);
+	if (!r) {
+		at = CPA_STORE_DATA;
+		r = pwrite_all(sw->fd[at], sw->data_block.p, ie.data_len,
+			       ie.data_off);
+	}
+	if (!r) {
+		at = CPA_STORE_INDEX;
+		r = pwrite_all(sw->fd[at], entry, sizeof(entry),
+			       sw->len[at]);
+	}
+	if (r) {
+		/* Cut back to the last commit; truncation frees blocks,
+		 * so it works on a full disk too. */
+		for (int i = 0; i < 3; i++)
+			if (ftruncate(sw->fd[i], (off_t)sw->len[i]) < 0)
+				cpa_debug("%s/%s: truncate: %s", sw->path,
+					  cpa_store_file_names[i],
+					  strerror(errno));
+		return set_err(err, errlen, -r, "%s/%s", sw->path,
+			       cpa_store_file_names[at]);
+	}
+	sw->len[CPA_STORE_DICT] += ie.dict_len;
+	sw->len[CPA_STORE_DATA] += ie.data_len;
+	sw->len[CPA_STORE_INDEX] += sizeof(entry);
+	sw->saved_strings = cpa_strtab_count(sw->strings);
+	sw->saved_stacks = cpa_stacktab_count(sw->stacks);
+	sw->saved_labelsets = sw->nls - 1;
+	if (!sw->min_start || ie.min_start < sw->min_start)
+		sw->min_start = ie.min_start;
+	if (ie.max_end > sw->max_end)
+		sw->max_end = ie.max_end;
+	return 0;
+}
+
+int cpa_segment_sync(struct cpa_segment_writer *sw)
+{
+	/* Data before index, so that after a power loss an index entry
+	 * rarely points past what reached the disk; the block checksums
+	 * catch the cases where it still does. */
+	static const enum cpa_store_file order[] = {
+		CPA_STORE_DICT, CPA_STORE_DATA, CPA_STORE_INDEX};
+	for (size_t i = 0; i < 3; i++)
+		if (fdatasync(sw->fd[order[i]]) < 0)
+			return -errno;
+	return 0;
+}
+
+uint64_t cpa_segment_bytes(const struct cpa_segment_writer *sw)
+{
+	return sw->len[0] + sw->len[1] + sw->len[2] + sw->meta_bytes;
+}
+
+uint64_t cpa_segment_max_end(const struct cpa_segment_writer *sw)
+{
+	return sw->max_end;
+}
+
+uint64_t cpa_segment_start(const struct cpa_segment_writer *sw)
+{
+	return sw->start_ns;
+}
+
+const char *cpa_segment_name(const struct cpa_segment_writer *sw)
+{
+	return sw->name;
+}
+
+size_t cpa_segment_memory(const struct cpa_segment_writer *sw)
+{
+	return cpa_strtab_bytes(sw->strings) + cpa_stacktab_bytes(sw->stacks) +
+	       sw->capls * sizeof(*sw->ls) +
+	       ((size_t)sw->ls_mask + 1) * sizeof(*sw->ls_slots) +
+	       sw->raw.cap + sw->dict_block.cap + sw->data_block.cap;
+}
+
+void cpa_segment_close(struct cpa_segment_writer *sw)
+{
+	if (!sw)
+		return;
+	for (int i = 0; i < 3; i++)
+		if (sw->fd[i] >= 0)
+			close(sw->fd[i]);
+	if (sw->dirfd >= 0)
+		close(sw->dirfd);
+	cpa_strtab_free(sw->strings);
+	cpa_stacktab_free(sw->stacks);
+	free(sw->ls);
+	free(sw->ls_slots);
+	cpa_store_buf_free(&sw->raw);
+	cpa_store_buf_free(&sw->dict_block);
+	cpa_store_buf_free(&sw->data_block);
+	free(sw->path);
+	free(sw);
+}
