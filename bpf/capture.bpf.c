@@ -207,7 +207,10 @@ struct sample_regs {
 };
 
 #if defined(__TARGET_ARCH_x86)
-#define REGS_USER_MODE(r) (((r)->cs & 3) == 3)
+/* cs is word 17 of the uapi pt_regs; a perf_event context accepts only
+ * 8-byte loads there, so read the whole word (volatile keeps clang from
+ * narrowing the load). */
+#define REGS_USER_MODE(r) ((((const volatile __u64 *)(r))[17] & 3) == 3)
 #elif defined(__TARGET_ARCH_arm64)
 #define REGS_USER_MODE(r) (((r)->pstate & 0xf) == 0)
 #else

@@ -8,6 +8,10 @@
 #ifndef CPA_BPF_CAPTURE_H
 #define CPA_BPF_CAPTURE_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define CAPTURE_MAX_FRAMES 127		/* = CPA_MAX_FRAMES */
 #define CAPTURE_MAX_STACK (64 * 1024)	/* = CPA_MAX_STACK_BYTES */
 #define CAPTURE_COMM_LEN 16

@@ -17,3 +17,8 @@ bpf/%.skel.h: bpf/%.bpf.o
 	$(AM_V_GEN)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 CLEANFILES += bpf/vmlinux.h bpf/*.bpf.o bpf/*.skel.h
+
+# cpa-capture's BPF program and the header it shares with its loader
+BUILT_SOURCES += bpf/capture.skel.h
+EXTRA_DIST += bpf/capture.bpf.c bpf/capture.h
+bpf/capture.bpf.o: bpf/capture.h

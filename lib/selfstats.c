@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "selfstats.h"
+#include "timeparse.h"
+
+#define MAX_STATS 64
+
+static struct {
+	char name[48];
+	uint64_t value, last;
+} stats[MAX_STATS];
+static unsigned nstats;
+static uint64_t spare;		/* sink when the table is full */
+static volatile sig_atomic_t report_due;
+static char *stats_file;
+static uint64_t start_ns, last_ns, last_cpu_us;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	report_due = 1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * CPA_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cpu_us(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+static uint64_t rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size, resident = 0;
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+}
+
+void cpa_selfstats_init(const char *file, uint64_t interval_ns)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	start_ns = last_ns = mono_ns();
+	last_cpu_us = cpu_us();
+	if (file)
+		stats_file = cpa_strdup(file);
+	if (interval_ns) {
+		sigaction(SIGALRM, &sa, NULL);
+		struct itimerval it;
+		it.it_interval.tv_sec = (time_t)(interval_ns / CPA_NSEC_PER_SEC);
+		it.it_interval.tv_usec =
+			(suseconds_t)(interval_ns % CPA_NSEC_PER_SEC / 1000);
+		if (!it.it_interval.tv_sec && !it.it_interval.tv_usec)
+			it.it_interval.tv_usec = 1000;
+		it.it_value = it.it_interval;
+		setitimer(ITIMER_REAL, &it, NULL);
+	}
+}
+
+uint64_t *cpa_stat(const char *name)
+{
+	for (unsigned i = 0; i < nstats; i++)
+		if (!strcmp(stats[i].name, name))
+			return &stats[i].value;
+	if (nstats == MAX_STATS)
+		return &spare;
+	snprintf(stats[nstats].name, sizeof(stats[nstats].name), "%s", name);
+	return &stats[nstats++].value;
+}
+
+void cpa_selfstats_poll(void)
+{
+	if (report_due)
+		cpa_selfstats_report();
+}
+
+void cpa_selfstats_report(void)
+{
+	report_due = 0;
+	uint64_t now = mono_ns(), cpu = cpu_us();
+	double dt = (double)(now - last_ns) / 1e9;
+	if (dt <= 0)
+		dt = 1e-9;
+	double pct = (double)(cpu - last_cpu_us) / 1e4 / dt;
+	uint64_t rss = rss_kb();
+
+	char line[2048];
+	int n = snprintf(line, sizeof(line),
+			 "stats: cpu %.2fs (%.2f%% of a core) rss %" PRIu64 "KB",
+			 (double)cpu / 1e6, pct, rss);
+	for (unsigned i = 0; i < nstats && n > 0 && (size_t)n < sizeof(line); i++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n,
+			      " %s %" PRIu64 " (%.1f/s)", stats[i].name,
+			      stats[i].value,
+			      (double)(stats[i].value - stats[i].last) / dt);
+	fprintf(stderr, "%s: %s\n", cpa_progname(), line);
+
+	if (stats_file) {
+		char tmp[4096];
+		snprintf(tmp, sizeof(tmp), "%s.tmp", stats_file);
+		FILE *f = fopen(tmp, "w");
+		if (f) {
+			fprintf(f, "tool=%s\npid=%d\ntime_ns=%" PRIu64
+				"\nuptime_s=%.1f\ncpu_s=%.3f\ncpu_pct=%.3f\n"
+				"rss_kb=%" PRIu64 "\n",
+				cpa_progname(), (int)getpid(), cpa_now_ns(),
+				(double)(now - start_ns) / 1e9,
+				(double)cpu / 1e6, pct, rss);
+			for (unsigned i = 0; i < nstats; i++)
+				fprintf(f, "%s=%" PRIu64 "\n%s_per_s=%.2f\n",
+					stats[i].name, stats[i].value,
+					stats[i].name,
+					(double)(stats[i].value - stats[i].last) / dt);
+			if (fclose(f) == 0)
+				rename(tmp, stats_file);
+			else
+				unlink(tmp);
+		}
+	}
+	for (unsigned i = 0; i < nstats; i++)
+		stats[i].last = stats[i].value;
+	last_ns = now;
+	last_cpu_us = cpu;
+}
+
+void cpa_selfstats_fini(void)
+{
+	struct itimerval off;
+	memset(&off, 0, sizeof(off));
+	setitimer(ITIMER_REAL, &off, NULL);
+	free(stats_file);
+	stats_file = NULL;
+	nstats = 0;
+}
