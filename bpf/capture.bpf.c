@@ -36,6 +36,7 @@ const volatile bool filter_cpu = false;
 const volatile __u64 irqoff_gap_ns = 0;	/* 0: IRQ-off detection off */
 const volatile __u32 offcpu_want = 0;	/* OFFCPU_WANT_* bits */
 const volatile __u64 offcpu_min_ns = 0;
+const volatile __u32 offcpu_stack_size = 0;	/* 0: no off-CPU snapshot */
 const volatile __u32 probe_rate = 0;	/* hits per second per CPU, 0: any */
 const volatile __u64 ringbuf_bytes = 0;
 
@@ -102,6 +103,23 @@ struct {
 	__uint(max_entries, 16384);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } offcpu SEC(".maps");
+
+/* Off-CPU snapshots per thread, only with --offcpu-stack-size (the
+ * loader shrinks the table to one entry otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct offcpu_snap);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} offcpu_snaps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_snap);
+	__uint(max_entries, 1);
+} offcpu_snap_zero SEC(".maps");
 
 /* A zeroed state to insert from: the value is too big for the BPF stack. */
 struct {
@@ -227,40 +245,59 @@ static __always_inline void read_regs(struct sample_regs *out,
 }
 
 /*
- * Copies up to stack_size bytes of user stack from sp, a page at a time:
+ * Copies up to limit bytes of user stack from sp into dst (a buffer of
+ * max + CAPTURE_STACK_SLACK bytes, max a power of two), a page at a time:
  * a read that runs past the top of the stack fails as a whole, so copying
- * page by page keeps everything up to the last mapped page.
+ * page by page keeps everything up to the last mapped page. Returns the
+ * bytes copied.
  */
-static __always_inline void copy_user_stack(struct capture_scratch *s,
-					    __u64 sp)
+static __always_inline __u32 copy_stack_pages(__u8 *dst, __u32 max, __u64 sp,
+					      __u32 limit)
 {
-	struct capture_event *ev = &s->ev;
 	__u32 copied = 0, want;
 
 	want = CAPTURE_PAGE - (sp & (CAPTURE_PAGE - 1));
 	for (int i = 0; i <= CAPTURE_MAX_STACK / CAPTURE_PAGE; i++) {
 		__u32 off, n;
 
-		if (copied >= stack_size)
+		if (copied >= limit)
 			break;
-		if (want > stack_size - copied)
-			want = stack_size - copied;
-		/* copied < stack_size <= 64 KiB and want <= 4 KiB: the masks
-		 * change nothing but let the verifier see the bounds */
-		off = copied & (CAPTURE_MAX_STACK - 1);
+		if (want > limit - copied)
+			want = limit - copied;
+		/* copied < limit <= max and want <= 4 KiB: the masks change
+		 * nothing but let the verifier see the bounds (the barriers
+		 * keep clang from dropping them as redundant) */
+		barrier_var(copied);
+		barrier_var(want);
+		off = copied & (max - 1);
 		n = want & (2 * CAPTURE_PAGE - 1);
-		if (bpf_probe_read_user(s->stack + off, n, (void *)(sp + copied)))
+		if (bpf_probe_read_user(dst + off, n, (void *)(sp + copied)))
 			break;
 		copied += want;
 		want = CAPTURE_PAGE;
 	}
-	ev->stack_len = copied;
+	return copied;
+}
+
+/* Flags for a copy of copied bytes out of limit; a failed copy is
+ * counted. */
+static __always_inline __u16 copy_flags(__u32 copied, __u32 limit)
+{
 	if (copied == 0) {
-		ev->flags |= CAPTURE_F_SNAPSHOT_FAILED;
 		count_drop(DROP_STACK_COPY);
-	} else if (copied >= stack_size) {
-		ev->flags |= CAPTURE_F_USER_TRUNCATED;
+		return CAPTURE_F_SNAPSHOT_FAILED;
 	}
+	return copied >= limit ? CAPTURE_F_USER_TRUNCATED : 0;
+}
+
+static __always_inline void copy_user_stack(struct capture_scratch *s,
+					    __u64 sp)
+{
+	__u32 copied = copy_stack_pages(s->stack, CAPTURE_MAX_STACK, sp,
+					stack_size);
+
+	s->ev.stack_len = copied;
+	s->ev.flags |= copy_flags(copied, stack_size);
 }
 
 /* Wake the reader only when the ring is filling up; otherwise it drains
@@ -438,7 +475,80 @@ static __always_inline void end_phase(struct offcpu_state *st, __u32 tid,
 			      st->kernel_ips);
 	bpf_probe_read_kernel(ev->user_ips, sizeof(ev->user_ips),
 			      st->user_ips);
+	if (offcpu_stack_size) {
+		struct offcpu_snap *sn = bpf_map_lookup_elem(&offcpu_snaps, &tid);
+
+		if (sn) {
+			__u32 len = sn->stack_len;
+
+			if (len > OFFCPU_MAX_STACK)
+				len = OFFCPU_MAX_STACK;
+			ev->regs[0] = sn->regs[0];
+			ev->regs[1] = sn->regs[1];
+			ev->regs[2] = sn->regs[2];
+			ev->n_regs = CAPTURE_NREGS;
+			ev->flags |= sn->flags;
+			if (len && !bpf_probe_read_kernel(s->stack, len,
+							  sn->stack))
+				ev->stack_len = len;
+		}
+	}
 	submit(s);
+}
+
+/* The switching-out task's user registers and stack, for --offcpu-stack-
+ * size; prev is current in sched_switch. */
+static __always_inline void save_snapshot(__u32 tid)
+{
+	struct offcpu_snap *sn = bpf_map_lookup_elem(&offcpu_snaps, &tid);
+	struct pt_regs *regs;
+
+	if (!sn) {
+		__u32 zero = 0;
+		struct offcpu_snap *init =
+			bpf_map_lookup_elem(&offcpu_snap_zero, &zero);
+
+		if (!init)
+			return;
+		if (bpf_map_update_elem(&offcpu_snaps, &tid, init, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&offcpu_snaps, &tid)) {
+			count_drop(DROP_STATE_FULL);
+			return;
+		}
+		sn = bpf_map_lookup_elem(&offcpu_snaps, &tid);
+		if (!sn)
+			return;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	sn->regs[0] = PT_REGS_IP_CORE(regs);
+	sn->regs[1] = PT_REGS_SP_CORE(regs);
+	sn->regs[2] = PT_REGS_FP_CORE(regs);
+	sn->stack_len = copy_stack_pages(sn->stack, OFFCPU_MAX_STACK,
+					 sn->regs[1], offcpu_stack_size);
+	sn->flags = copy_flags(sn->stack_len, offcpu_stack_size);
+}
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_SCHED_YIELD 24
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_SCHED_YIELD 124
+#define SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
+#endif
+
+/*
+ * A runnable task that leaves the CPU was preempted unless it asked to
+ * go: the preempt argument only covers preemption inside the kernel (a
+ * task preempted on its way back to user mode calls schedule() like
+ * sched_yield() does), so a yield is told by the system call the task is
+ * in.
+ */
+static __always_inline bool in_sched_yield(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	return SYSCALL_NR(regs) == NR_SCHED_YIELD;
 }
 
 /* Switch-out: remember when and why the task left, and its stacks. */
@@ -456,8 +566,10 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 		return;
 	if (prev_state != TASK_RUNNING)
 		phase = PHASE_BLOCKED;
+	else if (!preempt && in_sched_yield())
+		phase = PHASE_YIELDED;
 	else
-		phase = preempt ? PHASE_PREEMPTED : PHASE_YIELDED;
+		phase = PHASE_PREEMPTED;
 	/* a blocked task may later wait on the runqueue, so blocked needs
 	 * the stacks when either blocked or delay time is wanted */
 	if (phase == PHASE_BLOCKED &&
@@ -508,6 +620,8 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 			n = 0;
 		}
 		st->n_user = n / 8;
+		if (offcpu_stack_size)
+			save_snapshot(tid);
 	}
 	st->flags |= CAPTURE_F_IN_KERNEL;
 }
@@ -555,6 +669,8 @@ int BPF_PROG(sched_exit, struct task_struct *p)
 	__u32 tid = BPF_CORE_READ(p, pid);
 
 	bpf_map_delete_elem(&offcpu, &tid);
+	if (offcpu_stack_size)
+		bpf_map_delete_elem(&offcpu_snaps, &tid);
 	return 0;
 }
 

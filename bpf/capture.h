@@ -126,6 +126,19 @@ struct offcpu_state {
 	__u64 user_ips[CAPTURE_MAX_FRAMES];
 };
 
+/* --offcpu-stack-size: user registers and a stack copy taken at
+ * switch-out, kept per task (in a table of its own, used only when asked
+ * for) until the interval ends, so off-CPU samples can be DWARF-unwound. */
+#define OFFCPU_MAX_STACK (16 * 1024)
+
+struct offcpu_snap {
+	__u64 regs[CAPTURE_NREGS];
+	__u32 stack_len;
+	__u16 flags;
+	__u16 pad;
+	__u8 stack[OFFCPU_MAX_STACK + CAPTURE_STACK_SLACK];
+};
+
 /* Per CPU state of the timer and probe programs. */
 struct cpu_state {
 	__u64 last_tick_ns;	/* previous timer sample, for IRQ-off gaps */

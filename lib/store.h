@@ -32,6 +32,8 @@
 #define CPA_STORE_BLOCK_HEADER 16
 /* Largest block, raw or compressed, that a reader accepts. */
 #define CPA_STORE_BLOCK_MAX (64u << 20)
+/* Most index entries a reader takes from one segment (1 GiB of index). */
+#define CPA_STORE_INDEX_MAX (16u << 20)
 /* Largest meta file a reader accepts. */
 #define CPA_STORE_META_MAX (64u << 10)
 /* Segment directory names: YYYYMMDDTHHMMSSZ, then "-N" when reused. */

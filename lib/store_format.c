@@ -322,6 +322,13 @@ int cpa_store_block_unpack(const uint8_t *block, size_t len,
 	if (get32(block + 12) !=
 	    cpa_store_crc32(block + CPA_STORE_BLOCK_HEADER, comp_len))
 		return fail(err, errlen, "block checksum mismatch");
+	/* The frame says its own size; believe a large raw_len only when
+	 * the frame agrees, so a damaged header cannot make us allocate. */
+	unsigned long long fsize = ZSTD_getFrameContentSize(
+		block + CPA_STORE_BLOCK_HEADER, comp_len);
+	if (fsize != raw_len)
+		return fail(err, errlen, "block size %u does not match its "
+			    "zstd frame", raw_len);
 	raw->len = 0;
 	cpa_store_buf_reserve(raw, raw_len ? raw_len : 1);
 	size_t n = ZSTD_decompress(raw->p, raw_len,

@@ -201,6 +201,10 @@ int cpa_segment_info_read(const char *path, struct cpa_segment_info *si,
 			   ? (size_t)((isize - CPA_STORE_FILE_HEADER) /
 				      CPA_STORE_INDEX_ENTRY)
 			   : 0;
+	/* cpa-store allows at most a million flushes per segment; an index
+	 * far larger than that is damage, read only as far as the cap. */
+	if (n > CPA_STORE_INDEX_MAX)
+		n = CPA_STORE_INDEX_MAX;
 	uint8_t *raw = cpa_malloc(n * CPA_STORE_INDEX_ENTRY + 1);
 	r = pread_all(ifd, raw, n * CPA_STORE_INDEX_ENTRY,
 		      CPA_STORE_FILE_HEADER);

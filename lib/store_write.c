@@ -6,6 +6,9 @@
  * failure (a full disk) the files are cut back and the same windows can be
  * written again later without a hole or a duplicate.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1	/* renameat2 */
+#endif
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -124,9 +127,13 @@ struct cpa_segment_writer *cpa_segment_create(const char *dir,
 					      char *err, size_t errlen)
 {
 	struct cpa_segment_writer *sw = cpa_calloc(1, sizeof(*sw));
-	size_t plen = strlen(dir) + strlen(name) + 2;
+	size_t plen = strlen(dir) + strlen(name) + 8;
 	sw->path = cpa_malloc(plen);
 	snprintf(sw->path, plen, "%s/%s", dir, name);
+	/* The segment is made under a hidden name and renamed into place
+	 * whole, so readers never meet a half-made one. */
+	char *tmp = cpa_malloc(plen);
+	snprintf(tmp, plen, "%s/.%s.tmp", dir, name);
 	snprintf(sw->name, sizeof(sw->name), "%s", name);
 	sw->start_ns = start_ns;
 	sw->interval_ns = interval_ns;
@@ -135,15 +142,20 @@ struct cpa_segment_writer *cpa_segment_create(const char *dir,
 		sw->fd[i] = -1;
 	int e = 0;
 
-	if (mkdir(sw->path, 0750) < 0) {
-		e = errno;
+	if (access(sw->path, F_OK) == 0) {
+		e = EEXIST;
 		set_err(err, errlen, e, "%s", sw->path);
 		goto fail_nodir;
 	}
-	sw->dirfd = open(sw->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mkdir(tmp, 0750) < 0) {
+		e = errno;
+		set_err(err, errlen, e, "%s", tmp);
+		goto fail_nodir;
+	}
+	sw->dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sw->dirfd < 0) {
 		e = errno;
-		set_err(err, errlen, e, "%s", sw->path);
+		set_err(err, errlen, e, "%s", tmp);
 		goto fail;
 	}
 	for (int i = 0; i < 3; i++) {
@@ -167,12 +179,20 @@ struct cpa_segment_writer *cpa_segment_create(const char *dir,
 		e = -r;
 		goto fail;
 	}
+	/* renameat2 without replacing: a segment of that name made since
+	 * the check above wins, and the caller picks the next name. */
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, sw->path, RENAME_NOREPLACE) < 0) {
+		e = errno;
+		set_err(err, errlen, e, "%s", sw->path);
+		goto fail;
+	}
 	/* Make the new directory entry durable along with its files. */
 	int parent = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (parent >= 0) {
 		fsync(parent);
 		close(parent);
 	}
+	free(tmp);
 
 	sw->strings = cpa_strtab_new();
 	sw->stacks = cpa_stacktab_new();
@@ -188,15 +208,17 @@ fail:
 	for (int i = 0; i < 3; i++) {
 		if (sw->fd[i] >= 0)
 			close(sw->fd[i]);
-		unlinkat(sw->dirfd, cpa_store_file_names[i], 0);
+		if (sw->dirfd >= 0)
+			unlinkat(sw->dirfd, cpa_store_file_names[i], 0);
 	}
 	if (sw->dirfd >= 0) {
 		unlinkat(sw->dirfd, "meta", 0);
 		unlinkat(sw->dirfd, "meta.tmp", 0);
 		close(sw->dirfd);
 	}
-	rmdir(sw->path);
+	rmdir(tmp);
 fail_nodir:
+	free(tmp);
 	free(sw->path);
 	free(sw);
 	errno = e;

@@ -1,0 +1,328 @@
+#!/usr/bin/env bats
+# cpa-capture on-CPU sampling, filters, backends and side-band records,
+# with real BPF against workloads of known behaviour. setup_file starts
+# the workloads and all captures at once (each test asserts on one of
+# them), so the file takes about 15 s however many tests it has.
+
+load helper
+
+dump() { "$CPA_BUILDDIR/tests/tools/cpa-dump" < "$T/$1.cpa"; }
+pidof_wl() { cat "$T/$1.pid"; }
+
+# start_bg NAME CMD...: a workload in the background, waited for "ready"
+start_bg() {
+	local name=$1; shift
+	"$@" > "$T/$name.out" 2>&1 3>&- &
+	echo $! > "$T/$name.bgpid"
+	wait_for 10 grep -q '^ready ' "$T/$name.out"
+	awk '/^ready /{print $2; exit}' "$T/$name.out" > "$T/$name.pid"
+}
+
+# cap NAME ARGS...: cpa-capture in the background, stream in NAME.cpa
+cap() {
+	local name=$1; shift
+	cpa-capture "$@" > "$T/$name.cpa" 2> "$T/$name.err" 3>&- &
+	echo $! > "$T/$name.cpid"
+}
+
+# The feature line is printed once everything is attached.
+cap_attached() {
+	grep -q '^cpa-capture: kernel ' "$T/$1.err" && return 0
+	if ! kill -0 "$(cat "$T/$1.cpid")" 2>/dev/null; then
+		echo "capture $1 died:" >&2; cat "$T/$1.err" >&2
+		return 2
+	fi
+	return 1
+}
+
+cap_wait() {
+	local rc=0
+	wait "$(cat "$T/$1.cpid")" || rc=$?
+	echo "$rc" > "$T/$1.status"
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+setup_file() {
+	require_bpf
+	export T=$BATS_FILE_TMPDIR
+	# CPU 0 for the spinner whose samples are counted, CPU 1 for the rest
+	start_bg spin "$WL/chain_fp" --seconds 20 --pin 0
+	start_bg thr "$WL/chain_fp" --seconds 20 --threads 1 --pin 1
+	start_bg nofp "$WL/chain_nofp" --seconds 20 --pin 1
+	start_bg cgw "$WL/chain_fp" --seconds 20 --pin 1
+	start_bg ctw "$WL/chain_fp" --seconds 20 --pin 1
+
+	# a cgroup and a container-like cgroup of our own
+	local cg2 cid
+	cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	CG=$cg2/cpa-capture-test-$$
+	cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	mkdir -p "$CG/plain" "$CG/docker-$cid.scope"
+	echo "$(pidof_wl cgw)" > "$CG/plain/cgroup.procs"
+	echo "$(pidof_wl ctw)" > "$CG/docker-$cid.scope/cgroup.procs"
+	echo "$CG" > "$T/cg.path"
+	echo "$cid" > "$T/cid"
+
+	local thr worker
+	thr=$(pidof_wl thr)
+	worker=$(ls "/proc/$thr/task" | grep -vx "$thr" | head -1)
+	echo "$worker" > "$T/worker.tid"
+
+	cap full --duration 10
+	cap cpu0 --duration 10 --cpu 0
+	cap cpu1 --duration 10 --cpu 1
+	cap pid --duration 4 --pid "$thr"
+	cap tid --duration 4 --tid "$worker"
+	cap comm --duration 4 --comm chain_nofp
+	cap cgroup --duration 4 --cgroup "$CG/plain"
+	cap container --duration 4 --container "${cid:0:12}"
+	cap perf --duration 4 --backend perf --pid "$thr"
+	cap konly --duration 4 --kernel-only --pid "$(pidof_wl spin)"
+	cap stack4k --duration 4 --stack-size 4K --pid "$thr"
+	cap stats --duration 4 --stats --pid "$(pidof_wl spin)"
+	for c in full cpu0 cpu1 pid tid comm cgroup container perf konly \
+		stack4k stats; do
+		wait_for 30 cap_attached $c
+	done
+	cpu_ticks "$(pidof_wl spin)" > "$T/spin.ticks0"
+
+	# a process born and gone during the capture
+	"$WL/chain_fp" --seconds 0.3 > "$T/short.out" 3>&-
+	awk '/^ready /{print $2; exit}' "$T/short.out" > "$T/short.pid"
+
+	cap_wait full
+	cpu_ticks "$(pidof_wl spin)" > "$T/spin.ticks1"
+	for c in cpu0 cpu1 pid tid comm cgroup container perf konly stack4k \
+		stats; do
+		cap_wait $c
+	done
+}
+
+teardown_file() {
+	local f
+	for f in "$T"/*.bgpid; do
+		[ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
+	for f in "$T"/*.bgpid; do
+		[ -e "$f" ] && while kill -0 "$(cat "$f")" 2>/dev/null; do sleep 0.05; done
+	done
+	if [ -e "$T/cg.path" ]; then
+		local cg
+		cg=$(cat "$T/cg.path")
+		rmdir "$cg"/*/ "$cg" 2>/dev/null || true
+	fi
+}
+
+# raw samples of a capture as "pid tid cpu kind ..." key=value lines
+raw() { dump "$1" | awk '$1 == "raw"'; }
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+
+@test "capture: every capture ran and ended cleanly" {
+	for c in full cpu0 cpu1 pid tid comm cgroup container perf konly \
+		stack4k stats; do
+		echo "$c: status $(cat "$T/$c.status")"; cat "$T/$c.err"
+		[ "$(cat "$T/$c.status")" -eq 0 ]
+		dump $c | tail -1 | grep -q '^end '
+	done
+}
+
+@test "capture: a spinner pinned to CPU 0 gets --freq samples per CPU-second, all on CPU 0" {
+	local spin n ticks expect
+	spin=$(pidof_wl spin)
+	n=$(raw full | awk -v p="pid=$spin" '$3 == p && $6 == "kind=oncpu"' | wc -l)
+	ticks=$(( $(cat "$T/spin.ticks1") - $(cat "$T/spin.ticks0") ))
+	# 49 Hz x the CPU time it got (100 ticks/s): 490 on an idle machine;
+	# on a busy one it gets less CPU and fewer samples
+	expect=$(( 49 * ticks / 100 ))
+	echo "spinner: $n samples, $ticks ticks of CPU, expected $expect +-30%"
+	[ "$ticks" -ge 100 ]
+	[ "$n" -ge $(( expect * 70 / 100 )) ]
+	[ "$n" -le $(( expect * 130 / 100 )) ]
+	run bash -c "$(declare -f dump raw); T=$T CPA_BUILDDIR=$CPA_BUILDDIR; raw full | awk -v p='pid=$spin' '\$3 == p && \$5 != \"cpu=0\"' | wc -l"
+	[ "$output" -eq 0 ]
+}
+
+@test "capture: --cpu 0 captures the pinned spinner and only CPU 0, --cpu 1 does not see it" {
+	local spin full n0 n1
+	spin=$(pidof_wl spin)
+	full=$(raw full | awk -v p="pid=$spin" '$3 == p' | wc -l)
+	n0=$(raw cpu0 | awk -v p="pid=$spin" '$3 == p' | wc -l)
+	n1=$(raw cpu1 | awk -v p="pid=$spin" '$3 == p' | wc -l)
+	echo "spinner samples: whole host $full, --cpu 0 $n0, --cpu 1 $n1"
+	[ "$n0" -ge $(( full * 70 / 100 )) ]
+	[ "$n1" -eq 0 ]
+	[ "$(raw cpu0 | awk '$5 != "cpu=0"' | wc -l)" -eq 0 ]
+	[ "$(raw cpu1 | awk '$5 != "cpu=1"' | wc -l)" -eq 0 ]
+	[ "$(raw cpu1 | wc -l)" -gt 0 ]
+}
+
+@test "capture: --pid captures only that process, its worker thread included" {
+	local thr worker
+	thr=$(pidof_wl thr); worker=$(cat "$T/worker.tid")
+	raw pid | awk '{print $3, $4}' | sort | uniq -c
+	[ "$(raw pid | wc -l)" -gt 20 ]
+	[ "$(raw pid | awk -v p="pid=$thr" '$3 != p' | wc -l)" -eq 0 ]
+	[ "$(raw pid | awk -v t="tid=$worker" '$4 == t' | wc -l)" -gt 5 ]
+	[ "$(raw pid | awk -v t="tid=$thr" '$4 == t' | wc -l)" -gt 5 ]
+	# the worker's frame-pointer chain: hot_leaf, level_b, level_a, run,
+	# worker_main, libc
+	[ "$(raw pid | awk -v t="tid=$worker" '$4 == t && $13 !~ /^nu=[0-4]$/' | wc -l)" -gt 5 ]
+}
+
+@test "capture: --tid captures only that thread" {
+	local worker
+	worker=$(cat "$T/worker.tid")
+	[ "$(raw tid | wc -l)" -gt 5 ]
+	[ "$(raw tid | awk -v t="tid=$worker" '$4 != t' | wc -l)" -eq 0 ]
+}
+
+@test "capture: --comm selects the tasks with that name" {
+	local nofp
+	nofp=$(pidof_wl nofp)
+	raw comm | awk '{print $3, $10, $11}' | sort | uniq -c
+	[ "$(raw comm | wc -l)" -gt 5 ]
+	[ "$(raw comm | awk -v p="pid=$nofp" '$3 != p' | wc -l)" -eq 0 ]
+	[ "$(raw comm | awk '$10 != "comm=chain_nofp" && $11 != "pcomm=chain_nofp"' | wc -l)" -eq 0 ]
+}
+
+@test "capture: --cgroup selects the tasks of a cgroup the test created" {
+	local cgw id
+	cgw=$(pidof_wl cgw)
+	id=$(stat -c %i "$(cat "$T/cg.path")/plain")
+	raw cgroup | awk '{print $3, $8}' | sort | uniq -c
+	[ "$(raw cgroup | wc -l)" -gt 5 ]
+	[ "$(raw cgroup | awk -v p="pid=$cgw" '$3 != p' | wc -l)" -eq 0 ]
+	[ "$(raw cgroup | awk -v c="cgroup=$id" '$8 != c' | wc -l)" -eq 0 ]
+}
+
+@test "capture: --container selects a container by id prefix" {
+	local ctw
+	ctw=$(pidof_wl ctw)
+	raw container | awk '{print $3}' | sort | uniq -c
+	[ "$(raw container | wc -l)" -gt 5 ]
+	[ "$(raw container | awk -v p="pid=$ctw" '$3 != p' | wc -l)" -eq 0 ]
+}
+
+# the call chains (return addresses, leaf IP dropped) that carry at least
+# 10% of a capture's samples
+chains() {
+	raw "$1" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^uips=/) {
+			n = split(substr($i, 6), a, ","); c = ""
+			for (j = 2; j <= n; j++) c = c "," a[j]
+			print c } }' |
+		sort | uniq -c |
+		awk '{ n[$2] = $1; t += $1 } END { for (c in n) if (n[c] * 10 >= t) print c }' |
+		sort
+}
+
+@test "capture: --backend perf produces the same call chains as BPF" {
+	local thr
+	thr=$(pidof_wl thr)
+	grep -q 'backend perf' "$T/perf.err"
+	[ "$(raw perf | wc -l)" -gt 20 ]
+	[ "$(raw perf | awk -v p="pid=$thr" '$3 != p' | wc -l)" -eq 0 ]
+	echo "bpf:"; chains pid
+	echo "perf:"; chains perf
+	[ "$(chains pid | wc -l)" -eq 2 ]
+	[ "$(chains pid)" = "$(chains perf)" ]
+	# registers and a stack snapshot for DWARF unwinding, as with BPF
+	[ "$(raw perf | awk '$13 != "nu=0" && ($14 != "nregs=3" || $15 == "stack=0")' | wc -l)" -eq 0 ]
+}
+
+@test "capture: --kernel-only sends kernel stacks only" {
+	[ "$(raw konly | wc -l)" -gt 5 ]
+	[ "$(raw konly | awk '$13 != "nu=0" || $14 != "nregs=0" || $15 != "stack=0"' | wc -l)" -eq 0 ]
+	dump konly | grep -qx 'meta stack_size=0'
+}
+
+@test "capture: user samples carry registers and a stack snapshot of at most --stack-size" {
+	# default 16 KiB: every user sample has ip/sp/bp and stack bytes
+	[ "$(raw pid | awk '$13 != "nu=0" && ($14 != "nregs=3" || $15 == "stack=0")' | wc -l)" -eq 0 ]
+	[ "$(raw pid | field stack | awk '$1 > 16384' | wc -l)" -eq 0 ]
+	# the worker's stack is deeper than 4 KiB: cut at 4096 and flagged
+	[ "$(raw pid | field stack | awk '$1 > 4096' | wc -l)" -gt 0 ]
+	[ "$(raw stack4k | field stack | awk '$1 > 4096' | wc -l)" -eq 0 ]
+	[ "$(raw stack4k | awk '$15 == "stack=4096"' | wc -l)" -gt 0 ]
+	[ "$(raw stack4k | awk '$15 == "stack=4096" && $9 !~ /^flags=0x[0-9a-f]*[13579bdf]$/' | wc -l)" -eq 0 ]
+	# in user mode the IP register is the leaf of the chain
+	[ "$(raw pid | awk '$9 == "flags=0x0" { split($17, u, /[=,]/); split($18, r, /[=,]/); if (u[2] != r[2]) print }' | wc -l)" -eq 0 ]
+}
+
+@test "capture: running processes at start, then exec, mappings and exit as they happen" {
+	local spin short
+	spin=$(pidof_wl spin); short=$(pidof_wl short)
+	dump full | grep -q "^task .* event=seen pid=$spin tid=$spin .* comm=chain_fp$"
+	dump full | grep -q "^mmap .* pid=$spin .*path=$CPA_BUILDDIR/tests/workloads/chain_fp$"
+	dump full | grep -E " pid=$short " | cut -c1-200 | awk '{print $1, $3, $4, $5}' | uniq -c
+	local exec mmap first last exit
+	exec=$(dump full | grep -n "^task .* event=exec pid=$short .*comm=chain_fp$" | cut -d: -f1 | head -1)
+	mmap=$(dump full | grep -n "^mmap .* pid=$short .*buildid=[0-9a-f]\{40\} path=$CPA_BUILDDIR/tests/workloads/chain_fp$" | cut -d: -f1 | head -1)
+	first=$(dump full | grep -n "^raw .* pid=$short " | cut -d: -f1 | head -1)
+	last=$(dump full | grep -n "^raw .* pid=$short " | cut -d: -f1 | tail -1)
+	exit=$(dump full | grep -n "^task .* event=exit pid=$short " | cut -d: -f1 | head -1)
+	echo "exec $exec, mmap $mmap, samples $first..$last, exit $exit"
+	[ -n "$exec" ] && [ -n "$mmap" ] && [ -n "$first" ] && [ -n "$exit" ]
+	[ "$exec" -lt "$mmap" ]
+	[ "$mmap" -lt "$first" ]
+	[ "$last" -lt "$exit" ]
+	dump full | grep -q "^task .* event=fork pid=$short "
+}
+
+@test "capture: META records at start and an END record with the totals" {
+	dump full | head -20 | grep -q '^meta host='
+	dump full | grep -qx "meta kernel=$(uname -r)"
+	dump full | grep -qx 'meta frequency=49'
+	dump full | grep -qx 'meta mode=oncpu'
+	dump full | grep -qx 'meta backend=bpf'
+	dump full | grep -qE '^meta event=(cpu-clock|cycles)$'
+	local raws lost records
+	raws=$(raw full | wc -l)
+	lost=$(dump full | awk '$1 == "lost" { for (i = 2; i <= NF; i++) if ($i ~ /^count=/) s += substr($i, 7) } END { print s + 0 }')
+	records=$(dump full | grep -vc '^end ')
+	dump full | tail -1
+	dump full | tail -1 | grep -qx "end samples=$raws lost=$lost records=$records"
+}
+
+@test "capture: --stats reports samples/s, drops and the BPF run time" {
+	cat "$T/stats.err"
+	grep -qE '^cpa-capture: [0-9.]+ s, [0-9]+ samples \([0-9.]+/s\)' "$T/stats.err"
+	grep -qE '^cpa-capture:   lost' "$T/stats.err"
+	grep -qE '^cpa-capture: bpf on_cpu: [1-9][0-9]* runs, [0-9]+ ns/run' "$T/stats.err"
+}
+
+@test "capture: SIGTERM and SIGINT end the stream with its END record" {
+	local sig pid
+	for sig in TERM INT; do
+		cap sig$sig
+		wait_for 30 cap_attached sig$sig
+		pid=$(cat "$T/sig$sig.cpid")
+		kill -$sig "$pid"
+		cap_wait sig$sig
+		echo "SIG$sig: status $(cat "$T/sig$sig.status")"
+		[ "$(cat "$T/sig$sig.status")" -eq 0 ]
+		dump sig$sig | tail -1 | grep -q '^end samples='
+	done
+}
+
+@test "capture: without CAP_BPF on-CPU sampling falls back to the perf backend, BPF-only modes fail" {
+	# drop CAP_BPF and CAP_SYS_ADMIN, keep CAP_PERFMON
+	run bash -c 'setpriv --bounding-set -bpf,-sys_admin cpa-capture --duration 1 > "$0/nocap.cpa"' "$T"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'BPF backend unavailable' <<< "$output")" -eq 1 ]
+	[[ "$output" == *"BPF backend unavailable (cannot load the BPF program: Operation not permitted (needs CAP_BPF and CAP_PERFMON)): using the perf backend"* ]]
+	dump nocap | grep -qx 'meta backend=perf'
+	[ "$(raw nocap | wc -l)" -gt 0 ]
+	run setpriv --bounding-set -bpf,-sys_admin cpa-capture --duration 1 --offcpu
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "${lines[-1]}" == *"cannot load the BPF program: Operation not permitted (needs CAP_BPF and CAP_PERFMON); --offcpu needs the BPF backend" ]]
+}
+
+@test "capture: a closed stdout ends the capture cleanly" {
+	run timeout 30 bash -c 'cpa-capture 2>/dev/null | head -c 100 > /dev/null; echo "${PIPESTATUS[0]}"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = 0 ]
+}

@@ -55,7 +55,7 @@ wait_for() {
 # for its "ready PID" line; sets WL_PID.
 start_workload() {
 	local out=$1; shift
-	"$@" >"$out" 2>&1 &
+	"$@" >"$out" 2>&1 3>&- &
 	WL_BG_PIDS="${WL_BG_PIDS:-} $!"
 	wait_for 10 grep -q '^ready ' "$out"
 	WL_PID=$(awk '/^ready /{print $2; exit}' "$out")

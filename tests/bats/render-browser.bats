@@ -2,24 +2,27 @@
 # cpa-render's SVG and HTML opened in headless Chromium: search, zoom,
 # time-range selection, checked against what is drawn.
 # tests/browser/render.test.js does the browsing (playwright-core, with
-# Debian's chromium). Without them the test skips, unless
-# CPA_REQUIRE_BROWSER=1 (CI sets it), where it fails.
+# Debian's chromium). Without them the test skips, except under CI
+# (CI=true) or with CPA_REQUIRE_BROWSER=1, where it fails.
 
 load helper
 
 setup() {
 	BROWSER_DIR="$CPA_SRCDIR/tests/browser"
+	# playwright-core from `npm install` in tests/browser, or from
+	# CPA_NODE_MODULES (for a build from a tarball, e.g. make distcheck)
+	export NODE_PATH="${CPA_NODE_MODULES:-$BROWSER_DIR/node_modules}"
 	local why=""
 	if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
 		why="no chromium (apt-get install chromium)"
 	elif ! command -v node >/dev/null; then
 		why="no node (apt-get install nodejs)"
-	elif [ ! -d "$BROWSER_DIR/node_modules/playwright-core" ]; then
-		why="no playwright-core (cd tests/browser && npm install)"
+	elif [ ! -d "$NODE_PATH/playwright-core" ]; then
+		why="no playwright-core in $NODE_PATH (cd tests/browser && npm install)"
 	fi
 	if [ -n "$why" ]; then
-		if [ "${CPA_REQUIRE_BROWSER:-0}" = 1 ]; then
-			echo "browser test required (CPA_REQUIRE_BROWSER=1): $why" >&2
+		if [ "${CPA_REQUIRE_BROWSER:-0}" = 1 ] || [ "${CI:-}" = true ]; then
+			echo "browser test required (CI or CPA_REQUIRE_BROWSER=1): $why" >&2
 			return 1
 		fi
 		skip "$why"

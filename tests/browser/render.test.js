@@ -239,7 +239,7 @@ async function testHtml(browser) {
 		args: ["--headless", "--no-sandbox", "--disable-gpu",
 		       "--disable-background-networking",
 		       "--disable-component-update", "--disable-sync",
-		       "--no-first-run"],
+		       "--disable-quic", "--no-first-run"],
 	});
 	let failed = false;
 	try {

@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 	}
 	if (!g.folded) {
 		cpa_write_meta(&sw.w, "source", "gen-stream");
-		cpa_write_meta(&sw.w, "freq", "100");
+		cpa_write_meta(&sw.w, "frequency", "100");
 	}
 
 	uint64_t total = g.duration_s * g.rate;
@@ -154,8 +154,8 @@ int main(int argc, char **argv)
 
 		if (truth) {
 			fprintf(truth, "%" PRIu64 "\t%" PRIu64 "\t%d\t%u\t%u\t%u"
-				"\t%u\t%s\t%s\t%s\t%s\t", t / 1000000000ull,
-				t % 1000000000ull, kind, pid, tid, cpu,
+				"\t%u\t%s\t%s\t%s\t%s\t", (uint64_t)(t / 1000000000ull),
+				(uint64_t)(t % 1000000000ull), kind, pid, tid, cpu,
 				100 + p, comm, thread, container, env);
 			for (int f = 0; f < depth; f++)
 				fprintf(truth, "%s%s", f ? ";" : "", frames[f]);
@@ -190,6 +190,8 @@ int main(int argc, char **argv)
 		}
 		if (g.pace_ms && (i + 1) % g.rate == 0) {
 			cpa_writer_flush(&sw.w);
+			if (truth)
+				fflush(truth);
 			struct timespec ts = {g.pace_ms / 1000,
 					      (long)(g.pace_ms % 1000) * 1000000};
 			nanosleep(&ts, NULL);

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <unistd.h>
 
-#define NOINLINE __attribute__((noinline))
+#define NOINLINE __attribute__((noinline, noipa))
 #define KEEP_FRAME() __asm__ volatile("" ::: "memory")
 
 static std::chrono::steady_clock::time_point deadline;

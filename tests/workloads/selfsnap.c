@@ -13,8 +13,12 @@
  *   --no-mmap     write no MMAP records (cpa-unwind must use /proc)
  *   --hold        after writing, print "ready PID" on stderr and stay
  *                 alive until killed, so /proc/PID can be read
+ *   --kernel-ip A the sample also has one kernel frame at address A (hex)
+ *   --exit-record end with a TASK exit record for this process
  */
 
+#include <elf.h>
+#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,17 +34,36 @@
 
 static struct cpa_writer w;
 static size_t stack_size = 16384;
+static uint64_t kernel_ip;
 static int garbage, use_qsort;
 static uint64_t stack_top;
 static uint8_t snap_buf[CPA_MAX_STACK_BYTES];
 
-NOINLINE void snap_leaf(void)
+/* A raw copy of live stack, as the kernel makes it: under AddressSanitizer
+ * the stack holds poisoned redzones, which this copy must not trip on. */
+__attribute__((no_sanitize("address"))) NOINLINE static void
+copy_stack(uint8_t *dst, uintptr_t src, size_t len)
 {
-	uint64_t ip, sp, bp;
+	const volatile uint8_t *p = (const volatile uint8_t *)src;
+	for (size_t i = 0; i < len; i++)
+		dst[i] = p[i];
+}
+
+/* Always inlined, so the sampled PC is in inlined code: --inline shows
+ * it as snap_leaf;grab_registers_[i]. */
+static inline __attribute__((always_inline)) void
+grab_registers(uint64_t *ip, uint64_t *sp, uint64_t *bp)
+{
 	__asm__ volatile("lea 0(%%rip), %0\n\t"
 			 "mov %%rsp, %1\n\t"
 			 "mov %%rbp, %2"
-			 : "=r"(ip), "=r"(sp), "=r"(bp));
+			 : "=r"(*ip), "=r"(*sp), "=r"(*bp));
+}
+
+NOINLINE void snap_leaf(void)
+{
+	uint64_t ip, sp, bp;
+	grab_registers(&ip, &sp, &bp);
 	struct cpa_raw_sample s;
 	memset(&s, 0, sizeof(s));
 	struct timespec ts;
@@ -55,6 +78,10 @@ NOINLINE void snap_leaf(void)
 	s.regs[CPA_REG_IP] = ip;
 	s.regs[CPA_REG_SP] = sp;
 	s.regs[CPA_REG_BP] = bp;
+	if (kernel_ip) {
+		s.n_kernel = 1;
+		s.kernel_ips[0] = kernel_ip;
+	}
 	/* what a frame-pointer walk of this binary would give: the PC */
 	s.n_user = 1;
 	s.user_ips[0] = ip;
@@ -63,7 +90,7 @@ NOINLINE void snap_leaf(void)
 		len = stack_size;
 		s.flags |= CPA_RAW_USER_TRUNCATED;
 	}
-	memcpy(snap_buf, (const void *)(uintptr_t)sp, len);
+	copy_stack(snap_buf, (uintptr_t)sp, len);
 	if (garbage) {
 		uint64_t x = 0x9e3779b97f4a7c15ull ^ (uint64_t)s.time_ns;
 		for (size_t i = 0; i < len; i++) {
@@ -114,9 +141,44 @@ NOINLINE void run(void)
 	KEEP_FRAME();
 }
 
-/* MMAP records for our executable mappings, as cpa-capture sends them. */
+static uint8_t build_id[CPA_BUILD_ID_MAX];
+static uint8_t build_id_len;
+
+/* Our own build id, from the GNU note of the main program in memory. */
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		const uint8_t *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const uint8_t *name = p + sizeof(*nh);
+			const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4) &&
+			    nh->n_descsz <= CPA_BUILD_ID_MAX) {
+				memcpy(build_id, desc, nh->n_descsz);
+				build_id_len = (uint8_t)nh->n_descsz;
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 1;	/* the first entry is the main program */
+}
+
+/* MMAP records for our executable mappings, as cpa-capture sends them;
+ * the program's own carry its build id. */
 static void write_mmaps(void)
 {
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	dl_iterate_phdr(find_build_id, NULL);
 	FILE *f = fopen("/proc/self/maps", "r");
 	char line[4096];
 	while (f && fgets(line, sizeof(line), f)) {
@@ -133,6 +195,10 @@ static void write_mmaps(void)
 			.path = line + at,
 			.path_len = (uint16_t)strlen(line + at),
 		};
+		if (!strcmp(line + at, self)) {
+			m.build_id_len = build_id_len;
+			memcpy(m.build_id, build_id, build_id_len);
+		}
 		cpa_write_mmap(&w, &m);
 	}
 	if (f)
@@ -156,7 +222,7 @@ static uint64_t find_stack_top(void)
 
 int main(int argc, char **argv)
 {
-	int samples = 1, mmaps = 1, hold = 0;
+	int samples = 1, mmaps = 1, hold = 0, exit_record = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--samples") && i + 1 < argc)
 			samples = atoi(argv[++i]);
@@ -168,6 +234,10 @@ int main(int argc, char **argv)
 			mmaps = 0;
 		else if (!strcmp(argv[i], "--hold"))
 			hold = 1;
+		else if (!strcmp(argv[i], "--exit-record"))
+			exit_record = 1;
+		else if (!strcmp(argv[i], "--kernel-ip") && i + 1 < argc)
+			kernel_ip = strtoull(argv[++i], NULL, 16);
 		else if (!strcmp(argv[i], "--qsort"))
 			use_qsort = 1;
 		else {
@@ -186,6 +256,14 @@ int main(int argc, char **argv)
 		write_mmaps();
 	for (int i = 0; i < samples; i++)
 		run();
+	if (exit_record) {
+		struct cpa_task t = {
+			.pid = (uint32_t)getpid(), .tid = (uint32_t)getpid(),
+			.ppid = (uint32_t)getppid(), .event = CPA_TASK_EXIT,
+		};
+		strcpy(t.comm, "selfsnap");
+		cpa_write_task(&w, &t);
+	}
 	if (cpa_write_end(&w) < 0 || cpa_writer_close(&w) < 0)
 		return 1;
 	if (hold) {

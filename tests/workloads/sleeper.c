@@ -10,7 +10,9 @@
  *
  * usage: sleeper [--sleep MS --count N | --contend S] [--pin CPU]
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>

@@ -6,7 +6,9 @@
  *
  * usage: writer [--writes N] [--calls M]
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>

@@ -1,0 +1,241 @@
+#!/usr/bin/env bats
+# cpa-capture off-CPU intervals, probes and IRQ-off gaps, with real BPF
+# against workloads that sleep, contend and call known functions a known
+# number of times. The workloads wait for SIGUSR1 so that every capture is
+# attached before they start; all captures run at once.
+
+load helper
+
+dump() { "$CPA_BUILDDIR/tests/tools/cpa-dump" < "$T/$1.cpa"; }
+raw() { dump "$1" | awk '$1 == "raw"'; }
+pidof_wl() { cat "$T/$1.pid"; }
+
+start_bg() {
+	local name=$1; shift
+	"$@" > "$T/$name.out" 2>&1 3>&- &
+	echo $! > "$T/$name.bgpid"
+	wait_for 10 grep -q '^ready ' "$T/$name.out"
+	awk '/^ready /{print $2; exit}' "$T/$name.out" > "$T/$name.pid"
+}
+
+cap() {
+	local name=$1; shift
+	cpa-capture "$@" > "$T/$name.cpa" 2> "$T/$name.err" 3>&- &
+	echo $! > "$T/$name.cpid"
+}
+
+cap_attached() {
+	grep -q '^cpa-capture: kernel ' "$T/$1.err" && return 0
+	if ! kill -0 "$(cat "$T/$1.cpid")" 2>/dev/null; then
+		echo "capture $1 died:" >&2; cat "$T/$1.err" >&2
+		return 2
+	fi
+	return 1
+}
+
+cap_stop() {
+	local rc=0
+	kill -INT "$(cat "$T/$1.cpid")" 2>/dev/null || true
+	wait "$(cat "$T/$1.cpid")" || rc=$?
+	echo "$rc" > "$T/$1.status"
+}
+
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+CAPTURES="off1 offsnap offblocked offcpu0 offrq offopen p1 p2 p3 irq"
+
+setup_file() {
+	require_bpf
+	export T=$BATS_FILE_TMPDIR
+	start_bg sleep5 "$WL/sleeper" --sleep 5 --count 1000 --pin 1
+	start_bg contend "$WL/sleeper" --contend 3 --pin 0
+	start_bg longsleep "$WL/sleeper" --sleep 600000 --count 1
+	start_bg writer "$WL/writer" --writes 1000 --calls 500
+
+	local s c l w
+	s=$(pidof_wl sleep5); c=$(pidof_wl contend)
+	l=$(pidof_wl longsleep); w=$(pidof_wl writer)
+	cap off1 --offcpu --no-oncpu --pid "$s"
+	cap offsnap --offcpu --offcpu-stack-size 8K --no-oncpu --pid "$s"
+	cap offblocked --offcpu-phase blocked --no-oncpu --pid "$s"
+	cap offcpu0 --offcpu --no-oncpu --pid "$s" --cpu 0
+	cap offrq --offcpu-phase runqueue --offcpu-min 0 --no-oncpu --pid "$c"
+	cap offopen --offcpu --no-oncpu --pid "$l"
+	cap p1 --no-oncpu --pid "$w" --probe tracepoint:syscalls:sys_enter_write \
+		--probe "uprobe:$WL/writer:counted_call"
+	cap p2 --no-oncpu --pid "$w" --probe "uretprobe:$WL/writer:counted_call"
+	cap p3 --no-oncpu --pid "$w" --probe tracepoint:syscalls:sys_enter_write \
+		--probe-rate 100
+	cap irq --irqoff --duration 8
+	for x in $CAPTURES; do
+		wait_for 30 cap_attached $x
+	done
+
+	kill -USR1 "$s" "$c" "$l" "$w"
+	wait_for 60 gone "$s"
+	wait_for 60 gone "$c"
+	wait_for 60 gone "$w"
+	for x in $CAPTURES; do
+		cap_stop $x
+	done
+}
+
+teardown_file() {
+	local f
+	for f in "$T"/*.bgpid; do
+		[ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
+	return 0
+}
+
+# hex2dec for awk without strtonum; user addresses fit in a double
+AWK_HEX='function hex(s,   i, c, v) { v = 0; s = tolower(s); sub(/^0x/, "", s)
+	for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)) - 1; v = v * 16 + c }
+	return v }'
+
+# address range of a function of a workload in one process, from the
+# capture's MMAP record of the workload and the symbol table
+func_range() {
+	local capture=$1 pid=$2 prog=$3 fn=$4 start pgoff value size
+	read -r start pgoff < <(dump "$capture" | awk -v p="pid=$pid" -v path="path=$WL/$prog" \
+		'$1 == "mmap" && $3 == p && $NF == path && $7 == "prot=5" { sub(/start=/, "", $4); sub(/pgoff=/, "", $6); print $4, $6; exit }')
+	read -r value size < <(nm -S "$WL/$prog" | awk -v f="$fn" '$4 == f { print $1, $2 }')
+	[ -n "$start" ] && [ -n "$value" ] || { echo "no mapping or symbol for $fn" >&2; return 1; }
+	echo "$(( start - pgoff + 0x$value )) $(( start - pgoff + 0x$value + 0x$size ))"
+}
+
+@test "offcpu: every capture ran and ended cleanly" {
+	for x in $CAPTURES; do
+		echo "$x: status $(cat "$T/$x.status")"; cat "$T/$x.err"
+		[ "$(cat "$T/$x.status")" -eq 0 ]
+		dump $x | tail -1 | grep -q '^end '
+	done
+}
+
+@test "offcpu: 1000 sleeps of 5 ms are 5 s of off-CPU blocked time, under the sleeping function" {
+	local s lo hi total n under
+	s=$(pidof_wl sleep5)
+	raw off1 | awk '{print $3, $5, $6}' | sort | uniq -c
+	n=$(raw off1 | awk -v t="tid=$s" '$4 == t && $6 == "kind=offcpu-blocked"' | wc -l)
+	total=$(raw off1 | awk -v t="tid=$s" '$4 == t && $6 == "kind=offcpu-blocked" { sub(/weight=/, "", $7); w += $7 } END { printf "%.0f\n", w }')
+	read -r lo hi < <(func_range off1 "$s" sleeper run_sleeps)
+	under=$(raw off1 | awk -v t="tid=$s" -v lo="$lo" -v hi="$hi" "$AWK_HEX"'
+		$4 == t && $6 == "kind=offcpu-blocked" {
+			sub(/weight=/, "", $7); all += $7
+			for (i = 1; i <= NF; i++) if ($i ~ /^uips=/) {
+				n = split(substr($i, 6), a, ",")
+				for (j = 1; j <= n; j++) { v = hex(a[j]); if (v >= lo && v < hi) { hit += $7; break } }
+			}
+		}
+		END { printf "%.0f\n", all ? 100 * hit / all : 0 }')
+	echo "blocked: $n intervals, $total ns, $under% under run_sleeps"
+	[ "$n" -ge 950 ] && [ "$n" -le 1010 ]
+	[ "$total" -ge 4250000000 ] && [ "$total" -le 5750000000 ]
+	[ "$under" -ge 95 ]
+	# kernel stacks taken at switch-out, on the CPU the sleeper is pinned to
+	[ "$(raw off1 | awk '$12 == "nk=0"' | wc -l)" -eq 0 ]
+	[ "$(raw off1 | awk '$5 != "cpu=1"' | wc -l)" -eq 0 ]
+	# the wait on the runqueue after each wakeup is a separate kind
+	raw off1 | grep -q ' kind=offcpu-delay '
+}
+
+# kallsyms range of a kernel function as "xHEX xHEX": kernel addresses
+# are too large for awk's doubles, but fixed-width hex compares as text
+ksym_range() {
+	sort /proc/kallsyms | awk -v f="$1" '
+		found && $1 > lo { print "x" lo, "x" $1; exit }
+		$3 == f && ($2 == "t" || $2 == "T") { lo = $1; found = 1 }'
+}
+
+@test "offcpu: kernel stacks start where the task left the CPU, not in BPF" {
+	local lo hi
+	read -r lo hi < <(ksym_range __schedule)
+	echo "__schedule: $lo..$hi"
+	[ -n "$hi" ]
+	raw off1 | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^kips=/) { split(substr($i, 6), a, ","); print a[1] } }' | sort | uniq -c | head -3
+	[ "$(raw off1 | awk -v lo="$lo" -v hi="$hi" '{ for (i = 1; i <= NF; i++) if ($i ~ /^kips=/) { split(substr($i, 6), a, ","); v = "x" substr(a[1], 3); if (length(v) != 17 || v < lo || v >= hi) print } }' | wc -l)" -eq 0 ]
+}
+
+@test "offcpu: --offcpu-stack-size adds registers and a stack copy for DWARF unwinding" {
+	local s
+	s=$(pidof_wl sleep5)
+	raw offsnap | awk '{print $6, $14}' | sort | uniq -c
+	[ "$(raw offsnap | awk '$6 == "kind=offcpu-blocked"' | wc -l)" -ge 950 ]
+	[ "$(raw offsnap | awk '$14 != "nregs=3" || $15 == "stack=0"' | wc -l)" -eq 0 ]
+	[ "$(raw offsnap | awk '{ sub(/stack=/, "", $15); if ($15 + 0 > 8192) print }' | wc -l)" -eq 0 ]
+	# the registers are the user ones: sp lies within the copied stack's
+	# start, ip in user space
+	[ "$(raw offsnap | awk "$AWK_HEX"'{ for (i = 1; i <= NF; i++) if ($i ~ /^regs=/) { split(substr($i, 6), r, ","); if (hex(r[1]) >= 2^47 || hex(r[2]) >= 2^47 || hex(r[2]) == 0) print } }' | wc -l)" -eq 0 ]
+	[ "$(raw off1 | awk '$14 != "nregs=0"' | wc -l)" -eq 0 ]
+}
+
+@test "offcpu: --offcpu-phase blocked records only blocked intervals" {
+	[ "$(raw offblocked | wc -l)" -ge 950 ]
+	[ "$(raw offblocked | awk '$6 != "kind=offcpu-blocked"' | wc -l)" -eq 0 ]
+}
+
+@test "offcpu: --cpu attributes an interval to the CPU the task left" {
+	# the sleeper is pinned to CPU 1
+	[ "$(raw offcpu0 | wc -l)" -eq 0 ]
+}
+
+@test "offcpu: preempted and yielded waits of two threads sharing a CPU" {
+	local c
+	c=$(pidof_wl contend)
+	raw offrq | awk '{print $3, $6}' | sort | uniq -c
+	[ "$(raw offrq | awk -v p="pid=$c" '$3 == p && $6 == "kind=offcpu-preempted"' | wc -l)" -gt 10 ]
+	[ "$(raw offrq | awk -v p="pid=$c" '$3 == p && $6 == "kind=offcpu-yielded"' | wc -l)" -gt 10 ]
+	[ "$(raw offrq | awk '$6 == "kind=offcpu-blocked"' | wc -l)" -eq 0 ]
+	[ "$(raw offrq | awk -v p="pid=$c" '$3 != p' | wc -l)" -eq 0 ]
+}
+
+@test "offcpu: an interval still open at stop is flushed, not dropped" {
+	local l
+	l=$(pidof_wl longsleep)
+	raw offopen | cut -c1-200
+	[ "$(raw offopen | awk -v t="tid=$l" '$4 == t && $6 == "kind=offcpu-blocked"' | wc -l)" -eq 1 ]
+	# it slept from SIGUSR1 until the capture stopped, seconds later
+	[ "$(raw offopen | awk '{ sub(/weight=/, "", $7); print $7 }')" -ge 2000000000 ]
+}
+
+@test "probes: 1000 write() calls and 500 calls of a function, counted exactly" {
+	local w lo hi
+	w=$(pidof_wl writer)
+	raw p1 | awk '{print $3, $6, $9}' | sort | uniq -c
+	# the tracepoint hits are in the kernel, the uprobe hits in user mode
+	[ "$(raw p1 | awk '$6 == "kind=probe" && $9 == "flags=0x10"' | wc -l)" -eq 1000 ]
+	[ "$(raw p1 | awk '$6 == "kind=probe" && $9 == "flags=0x0"' | wc -l)" -eq 500 ]
+	[ "$(raw p1 | wc -l)" -eq 1500 ]
+	[ "$(raw p1 | awk -v p="pid=$w" '$3 != p' | wc -l)" -eq 0 ]
+	[ "$(dump p1 | grep -c '^lost ')" -eq 0 ]
+	# each tracepoint hit has the kernel's syscall stack
+	[ "$(raw p1 | awk '$9 == "flags=0x10" && $12 == "nk=0"' | wc -l)" -eq 0 ]
+	# each uprobe hit's leaf is the entry of counted_call
+	read -r lo hi < <(func_range p1 "$w" writer counted_call)
+	[ "$(raw p1 | awk -v lo="$lo" "$AWK_HEX"'$9 == "flags=0x0" { for (i = 1; i <= NF; i++) if ($i ~ /^uips=/) { split(substr($i, 6), a, ","); if (hex(a[1]) != lo) print } }' | wc -l)" -eq 0 ]
+}
+
+@test "probes: a uretprobe fires once per return" {
+	[ "$(raw p2 | awk '$6 == "kind=probe"' | wc -l)" -eq 500 ]
+}
+
+@test "probes: --probe-rate drops the excess and counts it" {
+	local n lost
+	n=$(raw p3 | wc -l)
+	lost=$(dump p3 | awk '$1 == "lost" && $3 == "reason=probe-rate" { sub(/count=/, "", $4); s += $4 } END { print s + 0 }')
+	echo "kept $n, dropped $lost"
+	[ "$n" -ge 100 ] && [ "$n" -le 200 ]
+	[ $(( n + lost )) -eq 1000 ]
+	dump p3 | tail -1 | grep -q "^end samples=$n lost=$lost "
+}
+
+@test "irqoff: gaps reported are longer than 1.1 timer periods" {
+	local n
+	n=$(raw irq | awk '$6 == "kind=irqoff"' | wc -l)
+	echo "$n IRQ-off gaps"
+	raw irq | awk '$6 == "kind=irqoff"' | cut -c1-160 | head -5
+	# 1.1 / 49 Hz = 22448979 ns
+	[ "$(raw irq | awk '$6 == "kind=irqoff" { sub(/weight=/, "", $7); if ($7 + 0 <= 22448979) print }' | wc -l)" -eq 0 ]
+	[ "$(raw irq | awk '$6 == "kind=oncpu"' | wc -l)" -gt 100 ]
+	dump irq | grep -qx 'meta mode=oncpu,irqoff'
+}

@@ -1,0 +1,180 @@
+#!/usr/bin/env bats
+# cpa-query's outputs and time forms on a store of generated samples.
+load helper
+load store_helper
+
+setup_file() {
+	# Two stretches of history with a gap: 10:00:00-10:02:00 and
+	# 10:05:00-10:06:00 UTC, in 1-minute segments.
+	export QS=$BATS_FILE_TMPDIR/s QT=$BATS_FILE_TMPDIR/truth
+	"$GEN" --duration 120 --rate 100 --truth "$QT.a" | cpa-store --dir "$QS" --segment 1m
+	"$GEN" --start $((T0 + 300)) --seed 2 --duration 60 --rate 100 --truth "$QT.b" |
+		cpa-store --dir "$QS" --segment 1m
+	cat "$QT.a" "$QT.b" >"$QT"
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+}
+
+@test "query: --list shows segments, the available range and the gap" {
+	run cpa-query --dir "$QS" --list
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 6 ]	# header, 3 segments, range, gap
+	[[ "${lines[1]}" == "$QS/20251130T100000Z "* ]]
+	[[ "${lines[1]}" == *" 60 "* ]]	# windows
+	local first last gap_a gap_b
+	first=$(TZ=${TZ:-} date -d @$T0 '+%Y-%m-%d %H:%M:%S')
+	last=$(date -d @$((T0 + 360)) '+%Y-%m-%d %H:%M:%S')
+	gap_a=$(date -d @$((T0 + 120)) '+%Y-%m-%d %H:%M:%S')
+	gap_b=$(date -d @$((T0 + 300)) '+%Y-%m-%d %H:%M:%S')
+	[[ "${lines[4]}" == "range $first.000 .. $last.000 (6m0s, "* ]]
+	[ "${lines[5]}" = "gap $gap_a.000 .. $gap_b.000 (3m0s)" ]
+}
+
+@test "query: times as HH:MM:SS, dates, ISO 8601, epoch and --last select the same windows" {
+	local from=$((T0 + 30)) to=$((T0 + 45))
+	expect "$QT" $from $to 1 comm >"$T/want"
+	cpa-query --dir "$QS" --from "@$from" --to "@$to" >"$T/a"
+	same_lines "$T/a" "$T/want"
+	cpa-query --dir "$QS" --from 2025-11-30T10:00:30Z --to 2025-11-30T10:00:45Z >"$T/b"
+	same_lines "$T/b" "$T/want"
+	cpa-query --dir "$QS" --from "$(date -d @$from '+%Y-%m-%d %H:%M:%S')" \
+		--to "$(date -d @$to '+%Y-%m-%d %H:%M:%S')" >"$T/c"
+	same_lines "$T/c" "$T/want"
+	cpa-query --dir "$QS" --from $from --to $to >"$T/d"
+	same_lines "$T/d" "$T/want"
+	# HH:MM:SS means today: a store written now answers to it (not in
+	# the first minute after midnight, when 15 s ago was yesterday)
+	local now; now=$(date +%s)
+	[ $((now - $(date -d 'today 00:00' +%s))) -gt 60 ] || return 0
+	"$GEN" --start $((now - 20)) --duration 10 --rate 50 --truth "$T/truth" | cpa-store --dir "$T/s"
+	cpa-query --dir "$T/s" --from "$(date -d @$((now - 15)) +%H:%M:%S)" \
+		--to "$(date -d @$((now - 12)) +%H:%M:%S)" >"$T/e"
+	expect "$T/truth" $((now - 15)) $((now - 12)) 1 comm >"$T/want2"
+	[ -s "$T/want2" ]
+	same_lines "$T/e" "$T/want2"
+	# relative: the last minute holds all of it; -1h..-30m none
+	cpa-query --dir "$T/s" --last 1m >"$T/f"
+	expect "$T/truth" 0 99999999999 1 comm >"$T/want3"
+	same_lines "$T/f" "$T/want3"
+	cpa-query --dir "$T/s" --from -1h --to -30m >"$T/g"
+	[ ! -s "$T/g" ]
+	cpa-query --dir "$T/s" --from -1m --to now >"$T/h"
+	same_lines "$T/h" "$T/want3"
+}
+
+@test "query: several stores are read as one" {
+	"$GEN" --start $((T0 + 200)) --seed 3 --duration 30 --rate 50 --truth "$T/truth" |
+		cpa-store --dir "$T/s2"
+	cat "$QT" "$T/truth" >"$T/all"
+	cpa-query --dir "$QS" --dir "$T/s2" --labels comm,pid >"$T/got"
+	expect "$T/all" 0 99999999999 1 comm,pid >"$T/want"
+	same_lines "$T/got" "$T/want"
+}
+
+@test "query: --format stream keeps window times and labels, and reads back the same" {
+	cpa-query --dir "$QS" --from "@$((T0 + 10))" --to "@$((T0 + 13))" --format stream >"$T/out"
+	"$DUMP" <"$T/out" >"$T/dump"
+	# a clean end, the capture's meta kept, and samples only at the
+	# three window starts
+	grep -q '^end samples=' "$T/dump"
+	grep -qx 'meta frequency=100' "$T/dump"
+	grep -qx 'meta source=cpa-query' "$T/dump"
+	[ "$(grep '^sample' "$T/dump" | grep -o 'time=[0-9]*' | sort -u | wc -l)" -eq 3 ]
+	grep '^sample' "$T/dump" | grep -q "time=$((T0 + 10))000000000 "
+	# the stream stores again and queries to the same folded lines
+	cpa-store --dir "$T/s" <"$T/out"
+	for labels in comm,pid,tid,cpu thread,container,env; do
+		cpa-query --dir "$T/s" --labels "$labels" >"$T/got"
+		expect "$QT" $((T0 + 10)) $((T0 + 13)) 1 "$labels" >"$T/want"
+		same_lines "$T/got" "$T/want"
+	done
+}
+
+@test "query: --split writes one folded file per window, or per --split-every" {
+	cpa-query --dir "$QS" --from "@$((T0 + 58))" --to "@$((T0 + 62))" --split "$T/split"
+	run ls "$T/split"
+	[ "${lines[*]}" = "20251130T100058Z.folded 20251130T100059Z.folded 20251130T100100Z.folded 20251130T100101Z.folded" ]
+	for s in 58 59 60 61; do
+		expect "$QT" $((T0 + s)) $((T0 + s + 1)) 1 comm >"$T/want"
+		same_lines "$T/split/$(date -u -d @$((T0 + s)) +%Y%m%dT%H%M%SZ).folded" "$T/want"
+	done
+	cpa-query --dir "$QS" --from "@$T0" --to "@$((T0 + 120))" --split "$T/split2" --split-every 30s
+	[ "$(ls "$T/split2" | wc -l)" -eq 4 ]
+	expect "$QT" $((T0 + 30)) $((T0 + 60)) 1 comm >"$T/want"
+	same_lines "$T/split2/20251130T100030Z.folded" "$T/want"
+}
+
+@test "query: --top lists functions by self weight, with total weight" {
+	run cpa-query --dir "$QS" --kind oncpu --top 5
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 6 ]
+	[[ "${lines[0]}" == *self*total*function ]]
+	# recompute from the truth: self is the leaf, total any frame (once per stack)
+	awk -F'\t' '$3 == 0 {
+		n = split($12, f, ";"); self[f[n]] += $13; delete seen
+		for (i = 1; i <= n; i++) if (!(f[i] in seen)) { seen[f[i]] = 1; tot[f[i]] += $13 }
+	} END { for (k in self) print self[k], tot[k], k }' "$QT" | sort -k1,1nr -k2,2nr -k3 | head -5 >"$T/want"
+	printf '%s\n' "${lines[@]:1}" | awk '{ print $1, $3, $5 }' >"$T/got"
+	diff "$T/got" "$T/want"
+	# main is in every stack: its total is everything
+	run cpa-query --dir "$QS" --kind oncpu --top 100000
+	total=$(awk -F'\t' '$3 == 0 {s+=$13} END {print s}' "$QT")
+	echo "$output" | awk -v t="$total" '$5 == "main" && $3 == t {ok=1} END {exit !ok}'
+}
+
+@test "query: --diff-from/--diff-to write baseline and range as two columns" {
+	cpa-query --dir "$QS" --from "@$((T0 + 300))" --to "@$((T0 + 330))" \
+		--diff-from "@$T0" --diff-to "@$((T0 + 30))" >"$T/got"
+	expect "$QT" $T0 $((T0 + 30)) 1 comm >"$T/base"
+	expect "$QT" $((T0 + 300)) $((T0 + 330)) 1 comm >"$T/new"
+	# full outer join on the stack, 0 where a side lacks it
+	awk 'FNR == NR { c = $NF; $NF = ""; sub(/ $/, ""); b[$0] = c; k[$0] = 1; next }
+	     { c = $NF; $NF = ""; sub(/ $/, ""); n[$0] = c; k[$0] = 1 }
+	     END { for (s in k) printf "%s %d %d\n", s, b[s], n[s] }' "$T/base" "$T/new" >"$T/want"
+	same_lines "$T/got" "$T/want"
+	# both columns are there and both sides have weight
+	awk '{ a += $(NF-1); b += $NF } END { exit !(a > 0 && b > 0) }' "$T/got"
+}
+
+@test "query: --format pprof writes a gzipped profile of the range" {
+	cpa-query --dir "$QS" --kind oncpu --format pprof -o "$T/p.pb.gz"
+	[ "$(head -c 2 "$T/p.pb.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ]
+	gzip -dc "$T/p.pb.gz" >"$T/p.pb"
+	[ -s "$T/p.pb" ]
+	# function names of the store are in the profile's string table
+	grep -q fn_1 "$T/p.pb"
+	grep -q proc3 "$T/p.pb"
+}
+
+@test "query: bad options exit 2 with the option named; an empty range is not an error" {
+	run cpa-query --dir "$QS" --from 25:99
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid --from '25:99'"* ]]
+	run cpa-query --dir "$QS" --from "@$((T0 + 10))" --to "@$T0"
+	[ "$status" -eq 2 ]
+	run cpa-query --dir "$QS" --labels comm,bogus
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown label 'bogus'"* ]]
+	run cpa-query --dir "$QS" --kind nosuchkind
+	[ "$status" -eq 2 ]
+	run cpa-query --dir "$QS" --grep '('
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid --grep '('"* ]]
+	run cpa-query --dir "$QS" --cpu 3-1
+	[ "$status" -eq 2 ]
+	run cpa-query --dir "$QS" --diff-from "@$T0"
+	[ "$status" -eq 2 ]
+	run cpa-query --dir "$QS" --top 3 --format stream
+	[ "$status" -eq 2 ]
+	run cpa-query
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--dir is required"* ]]
+	run cpa-query --dir "$QS" --from "@$((T0 + 200))" --to "@$((T0 + 250))"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run cpa-query --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *--diff-from* && "$output" == *--split-every* ]]
+}

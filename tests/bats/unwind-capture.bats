@@ -1,0 +1,175 @@
+#!/usr/bin/env bats
+# cpa-unwind on real capture: workloads with known chains, built without
+# frame pointers in C, C++, Rust and Go, a chain through libc, a process
+# in its own mount namespace, a short-lived process and Node's JIT.
+# Each must show its full chain, in order, in at least 95% of its samples.
+load helper
+
+setup_file() {
+	B=$BATS_FILE_TMPDIR
+	S=$CPA_SRCDIR/tests/workloads
+	# Built here with each language's own compiler; a test whose
+	# compiler is missing skips and says so.
+	if command -v g++ >/dev/null; then
+		g++ -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls \
+			-o "$B/cxx_chain" "$S/cxx_chain.cc"
+	fi
+	if command -v rustc >/dev/null; then
+		rustc -C opt-level=2 -C force-frame-pointers=no -g \
+			-o "$B/rust_chain" "$S/rust_chain.rs"
+	fi
+	if command -v go >/dev/null; then
+		GOCACHE="$B/gocache" GOPATH="$B/gopath" GO111MODULE=off \
+			go build -o "$B/go_chain" "$S/go_chain.go"
+	fi
+}
+
+setup() {
+	require_bpf
+	T=$BATS_TEST_TMPDIR
+	B=$BATS_FILE_TMPDIR
+}
+
+teardown() {
+	kill_workloads
+}
+
+# profile NAME SECONDS CMD...: runs CMD, captures its process for SECONDS
+# and unwinds; leaves $T/NAME.folded and $T/NAME.stats.
+profile() {
+	local name=$1 secs=$2
+	shift 2
+	start_workload "$T/$name.wl" "$@"
+	cpa-capture --pid "$WL_PID" --duration "$secs" >"$T/$name.cpa" 2>"$T/$name.capture.err"
+	cpa-unwind --folded --stats <"$T/$name.cpa" >"$T/$name.folded" 2>"$T/$name.stats"
+	sort "$T/$name.folded" | uniq -c | sort -rn | head -5
+	cat "$T/$name.stats"
+}
+
+# samples PATTERN FILE: total weight of the lines matching PATTERN
+samples() {
+	awk -v pat="$1" '$0 ~ pat { n = split($0, f, " "); s += f[n] } END { print s + 0 }' "$2"
+}
+
+need() {
+	[ -x "$B/$1" ] || skip "$2 not installed: $1 not built"
+}
+
+@test "C with frame pointers: the chain from the FP user stack (--unwind fp)" {
+	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 6
+	cpa-capture --pid "$WL_PID" --duration 2 >"$T/fp.cpa" 2>/dev/null
+	cpa-unwind --folded --unwind fp <"$T/fp.cpa" >"$T/fp.folded"
+	[ "$(samples '^chain_fp;' "$T/fp.folded")" -ge 20 ]
+	share=$(share_with_chain "$T/fp.folded" '^chain_fp;' 'main;run;level_a;level_b;hot_leaf')
+	echo "fp share: $share%"
+	[ "$share" -ge 90 ]
+}
+
+@test "C without frame pointers: full chain in >= 95% of samples (DWARF)" {
+	profile nofp 2 "$WL/chain_nofp" --seconds 6
+	[ "$(samples '^chain_nofp;' "$T/nofp.folded")" -ge 20 ]
+	share=$(share_with_chain "$T/nofp.folded" '^chain_nofp;' '_start;__libc_start_main;__libc_start_call_main;main;run;level_a;level_b;hot_leaf')
+	echo "share: $share%"
+	[ "$share" -ge 95 ]
+	grep -q 'chain chosen .*dwarf=[1-9]' "$T/nofp.stats"
+}
+
+@test "C++ without frame pointers: demangled namespaces, class and templates" {
+	need cxx_chain g++
+	profile cxx 2 "$B/cxx_chain" 6
+	[ "$(samples '^cxx_chain;' "$T/cxx.folded")" -ge 20 ]
+	share=$(share_with_chain "$T/cxx.folded" '^cxx_chain;' 'main;app::run(long);app::Runner::level_a(long);long app::detail::level_b<long>(long);app::detail::Spinner<long>::hot_leaf(long)')
+	echo "share: $share%"
+	[ "$share" -ge 95 ]
+	# --no-demangle keeps the raw names
+	cpa-unwind --folded --no-demangle <"$T/cxx.cpa" | grep -q ';_ZN3app3runEl;'
+}
+
+@test "Rust without frame pointers: demangled paths, no hashes" {
+	need rust_chain rustc
+	profile rust 2 "$B/rust_chain" 6
+	[ "$(samples '^rust_chain;' "$T/rust.folded")" -ge 20 ]
+	share=$(share_with_chain "$T/rust.folded" '^rust_chain;' 'rust_chain::main;rust_chain::work::run;rust_chain::work::level_a;rust_chain::work::level_b;rust_chain::work::hot_leaf')
+	echo "share: $share%"
+	[ "$share" -ge 95 ]
+	! grep -q '::h[0-9a-f]\{16\}' "$T/rust.folded"
+}
+
+@test "Go: the chain with Go names" {
+	need go_chain golang-go
+	profile go 2 "$B/go_chain" 6
+	[ "$(samples '^go_chain;' "$T/go.folded")" -ge 20 ]
+	share=$(share_with_chain "$T/go.folded" '^go_chain;' 'runtime.main;main.main;main.run;main.levelA;main.levelB;main.hotLeaf')
+	echo "share: $share%"
+	[ "$share" -ge 95 ]
+}
+
+@test "a chain through Debian's libc: qsort calling the program's comparator" {
+	profile qsort 2 "$WL/qsort_chain" 6
+	total=$(samples '^qsort_chain;' "$T/qsort.folded")
+	[ "$total" -ge 20 ]
+	share=$(share_with_chain "$T/qsort.folded" '^qsort_chain;' '_start;__libc_start_main;__libc_start_call_main;main;run;level_a;level_b')
+	echo "share: $share%"
+	[ "$share" -ge 95 ]
+	# most time is in the comparator, reached through libc's qsort
+	through=$(samples ';level_b;[^ ]*qsort[^ ]*;compare;cmp_leaf [0-9]+$' "$T/qsort.folded")
+	echo "through qsort: $through of $total"
+	[ $(( through * 100 / total )) -ge 50 ]
+}
+
+@test "the vdso: its symbols and CFI, from the kernel's image" {
+	profile vdso 2 "$WL/vdso_chain" 6
+	total=$(samples '^vdso_chain;' "$T/vdso.folded")
+	[ "$total" -ge 20 ]
+	share=$(share_with_chain "$T/vdso.folded" '^vdso_chain;' 'main;run;level_a;level_b')
+	echo "share: $share%"
+	[ "$share" -ge 95 ]
+	in_vdso=$(samples ';level_b;([^ ]*;)?clock_gettime;__vdso_clock_gettime( |;)' "$T/vdso.folded")
+	echo "through the vdso: $in_vdso of $total"
+	[ $(( in_vdso * 100 / total )) -ge 30 ]
+}
+
+@test "a process in its own mount namespace, binary absent on the host" {
+	command -v unshare >/dev/null || skip "unshare (util-linux) not installed"
+	mkdir "$T/nsroot"
+	start_workload "$T/ns.wl" unshare --mount --propagation private sh -c \
+		"mount -t tmpfs none '$T/nsroot' && cp '$WL/chain_nofp' '$T/nsroot/ns_chain' && exec '$T/nsroot/ns_chain' --seconds 6"
+	# the binary exists only inside the namespace
+	[ ! -e "$T/nsroot/ns_chain" ]
+	cpa-capture --pid "$WL_PID" --duration 2 >"$T/ns.cpa" 2>/dev/null
+	cpa-unwind --folded <"$T/ns.cpa" >"$T/ns.folded"
+	[ "$(samples '^ns_chain;' "$T/ns.folded")" -ge 20 ]
+	share=$(share_with_chain "$T/ns.folded" '^ns_chain;' 'main;run;level_a;level_b;hot_leaf')
+	echo "share: $share%"
+	[ "$share" -ge 95 ]
+}
+
+@test "a process that runs 200 ms and exits is symbolized" {
+	cp "$WL/chain_nofp" "$T/short_chain"
+	cpa-capture --duration 3 --freq 499 >"$T/short.cpa" 2>"$T/short.err" &
+	cap=$!
+	# capture prints its feature line once sampling is set up
+	wait_for 10 grep -q 'backend' "$T/short.err"
+	"$T/short_chain" --seconds 0.2 >/dev/null
+	wait "$cap"
+	# unwound after the process is gone: from its MMAP records and the
+	# file found by build id
+	cpa-unwind --folded <"$T/short.cpa" >"$T/short.folded"
+	total=$(samples '^short_chain;' "$T/short.folded")
+	echo "short_chain samples: $total"
+	[ "$total" -ge 20 ]
+	# of the samples in its spinning leaf (not in process start-up or
+	# exit, which a 200 ms process has a few of), the full chain
+	share=$(share_with_chain "$T/short.folded" '^short_chain;.*;hot_leaf ' 'main;run;level_a;level_b;hot_leaf')
+	echo "share: $share%"
+	[ "$share" -ge 95 ]
+}
+
+@test "Node with --perf-basic-prof: JavaScript function names as _[j] frames" {
+	command -v node >/dev/null || skip "nodejs not installed"
+	profile js 2 node --perf-basic-prof "$CPA_SRCDIR/tests/workloads/js_chain.js" 6
+	rm -f "/tmp/perf-$WL_PID.map"
+	[ "$(samples '^node;' "$T/js.folded")" -ge 20 ]
+	grep -q ';[^;]*jsHotLeaf[^;]*_\[j\]' "$T/js.folded"
+	grep -q 'jit=[1-9]' "$T/js.stats"
+}

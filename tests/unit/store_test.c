@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the store format: codec pieces, then a segment written
+ * and read back, then a torn tail. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store.h"
+#include "unit.h"
+
+#define S 1000000000ull
+
+static void test_codec(void)
+{
+	CHECK(cpa_store_crc32("123456789", 9) == 0xcbf43926u);
+
+	uint8_t h[CPA_STORE_FILE_HEADER];
+	uint16_t maj, min;
+	uint64_t iv, st;
+	char err[256];
+	cpa_store_header_encode(h, CPA_STORE_DATA, S, 3600 * S);
+	CHECK(cpa_store_header_decode(h, sizeof(h), CPA_STORE_DATA, &maj, &min,
+				      &iv, &st, err, sizeof(err)) == 0);
+	CHECK(maj == CPA_STORE_MAJOR && iv == S && st == 3600 * S);
+	CHECK(cpa_store_header_decode(h, sizeof(h), CPA_STORE_INDEX, &maj,
+				      &min, &iv, &st, err, sizeof(err)) == -1);
+	CHECK_STR(err, "byte 0: not a cpa store index file (bad magic)");
+	CHECK(cpa_store_header_decode(h, 20, CPA_STORE_DATA, &maj, &min, &iv,
+				      &st, err, sizeof(err)) == -1);
+	h[8] = CPA_STORE_MAJOR + 1;
+	CHECK(cpa_store_header_decode(h, sizeof(h), CPA_STORE_DATA, &maj, &min,
+				      &iv, &st, err, sizeof(err)) == -2);
+	h[8] = CPA_STORE_MAJOR;
+	h[20] ^= 1;
+	CHECK(cpa_store_header_decode(h, sizeof(h), CPA_STORE_DATA, &maj, &min,
+				      &iv, &st, err, sizeof(err)) == -1);
+
+	struct cpa_store_index_entry e = {1, 2, 10 * S, 12 * S, 64, 64, 100, 0,
+					  2}, d;
+	uint8_t ie[CPA_STORE_INDEX_ENTRY];
+	cpa_store_index_encode(ie, &e);
+	CHECK(cpa_store_index_decode(ie, &d, err, sizeof(err)) == 0);
+	CHECK(!memcmp(&e, &d, sizeof(e)));
+	ie[33] ^= 0x40;
+	CHECK(cpa_store_index_decode(ie, &d, err, sizeof(err)) == -1);
+
+	struct cpa_store_buf blk = {0}, raw = {0};
+	const char text[] = "a block of text a block of text a block of text";
+	CHECK(cpa_store_block_pack(&blk, text, sizeof(text), 3, err,
+				   sizeof(err)) == 0);
+	CHECK(cpa_store_block_unpack(blk.p, blk.len, &raw, err,
+				     sizeof(err)) == 0);
+	CHECK(raw.len == sizeof(text) && !memcmp(raw.p, text, raw.len));
+	CHECK(cpa_store_block_unpack(blk.p, blk.len - 1, &raw, err,
+				     sizeof(err)) == -1);
+	blk.p[blk.len - 1] ^= 1;
+	CHECK(cpa_store_block_unpack(blk.p, blk.len, &raw, err,
+				     sizeof(err)) == -1);
+	CHECK_STR(err, "block checksum mismatch");
+	cpa_store_buf_free(&blk);
+	cpa_store_buf_free(&raw);
+
+	char **kv;
+	const char meta[] = "format=1.0\n# comment\n\nhost=a\nhost=b\n";
+	CHECK(cpa_store_meta_parse(meta, strlen(meta), &kv, err,
+				   sizeof(err)) == 0);
+	CHECK_STR(cpa_store_meta_get(kv, "host"), "b");
+	CHECK(cpa_store_meta_get(kv, "kernel") == NULL);
+	cpa_store_meta_free(kv);
+	CHECK(cpa_store_meta_parse("ok=1\nbad line\n", 14, &kv, err,
+				   sizeof(err)) == -1);
+	CHECK_STR(err, "line 2: expected key=value");
+
+	char name[CPA_STORE_NAME_MAX];
+	cpa_store_segment_name(1764496800 * S, 0, name, sizeof(name));
+	CHECK_STR(name, "20251130T100000Z");
+	cpa_store_segment_name(1764496800 * S, 2, name, sizeof(name));
+	CHECK_STR(name, "20251130T100000Z-2");
+	CHECK(cpa_store_is_segment_name("20251130T100000Z"));
+	CHECK(cpa_store_is_segment_name("20251130T100000Z-12"));
+	CHECK(!cpa_store_is_segment_name("20251130T100000Z-"));
+	CHECK(!cpa_store_is_segment_name("20251130T100000"));
+	CHECK(!cpa_store_is_segment_name("lock"));
+	CHECK(!cpa_store_is_segment_name(".20251130T100000Z.tmp"));
+}
+
+struct seen {
+	uint64_t start[8];
+	uint64_t weight[8];
+	uint32_t n[8];
+	int windows;
+};
+
+static int on_window(void *arg, uint64_t start, const struct cpa_store_entry *e,
+		     uint32_t n)
+{
+	struct seen *s = arg;
+	if (s->windows < 8) {
+		s->start[s->windows] = start;
+		s->n[s->windows] = n;
+		for (uint32_t i = 0; i < n; i++)
+			s->weight[s->windows] += e[i].weight;
+	}
+	s->windows++;
+	return 0;
+}
+
+static void test_segment(const char *dir)
+{
+	char err[512];
+	struct cpa_segment_writer *sw = cpa_segment_create(
+		dir, "20251130T100000Z", 1764496800 * S, S, "host=test\n", err,
+		sizeof(err));
+	CHECK(sw != NULL);
+	if (!sw)
+		return;
+	/* a second segment of the same name is refused */
+	CHECK(cpa_segment_create(dir, "20251130T100000Z", 1764496800 * S, S,
+				 NULL, err, sizeof(err)) == NULL);
+	uint32_t f[3] = {cpa_segment_string(sw, "main", 4),
+			 cpa_segment_string(sw, "work", 4),
+			 cpa_segment_string(sw, "leaf", 4)};
+	uint32_t st1 = cpa_segment_stack(sw, f, 3);
+	uint32_t st2 = cpa_segment_stack(sw, f, 2);
+	struct cpa_store_labelset ls = {.pid = 7, .tid = 8, .cpu = 1,
+					.comm = cpa_segment_string(sw, "app", 3)};
+	uint32_t l1 = cpa_segment_labelset(sw, &ls);
+	CHECK(cpa_segment_labelset(sw, &ls) == l1);
+	ls.cpu = 2;
+	uint32_t l2 = cpa_segment_labelset(sw, &ls);
+	CHECK(l2 != l1);
+
+	uint64_t t0 = 1764496800 * S;
+	/* unsorted, with a repeated pair that must be merged */
+	struct cpa_store_entry e1[] = {{l2, st1, 5}, {l1, st2, 1}, {l1, st1, 2},
+				       {l1, st2, 3}};
+	struct cpa_store_entry e2[] = {{l1, st1, 10}};
+	struct cpa_store_window w[] = {{t0 + 3 * S, 1, 1, e2},
+				       {t0 + S, 4, 4, e1}};
+	CHECK(cpa_segment_append(sw, w, 2, t0, t0 + 4 * S, err,
+				 sizeof(err)) == 0);
+	/* a second block that adds a dictionary entry */
+	uint32_t st3 = cpa_segment_stack(sw, f + 1, 2);
+	struct cpa_store_entry e3[] = {{l1, st3, 4}};
+	struct cpa_store_window w3[] = {{t0 + 5 * S, 1, 1, e3}};
+	CHECK(cpa_segment_append(sw, w3, 1, t0 + 4 * S, t0 + 6 * S, err,
+				 sizeof(err)) == 0);
+	CHECK(cpa_segment_max_end(sw) == t0 + 6 * S);
+	cpa_segment_close(sw);
+
+	char path[256];
+	snprintf(path, sizeof(path), "%s/20251130T100000Z", dir);
+	struct cpa_segment_info si;
+	CHECK(cpa_segment_info_read(path, &si, err, sizeof(err)) == 0);
+	CHECK(si.n_idx == 2 && si.torn_bytes == 0);
+	CHECK(si.min_start == t0 + S && si.max_end == t0 + 6 * S);
+	CHECK_STR(cpa_store_meta_get(si.meta, "host"), "test");
+	struct cpa_segment_reader r;
+	CHECK(cpa_segment_reader_open(&r, &si, err, sizeof(err)) == 0);
+	struct seen s = {0};
+	for (size_t i = 0; i < si.n_idx; i++)
+		CHECK(cpa_segment_reader_block(&r, i, on_window, &s, err,
+					       sizeof(err)) == 0);
+	CHECK(s.windows == 3);
+	CHECK(s.start[0] == t0 + S && s.n[0] == 3 && s.weight[0] == 11);
+	CHECK(s.start[1] == t0 + 3 * S && s.weight[1] == 10);
+	CHECK(s.start[2] == t0 + 5 * S && s.weight[2] == 4);
+	uint32_t n;
+	const uint32_t *fr = cpa_dict_stack(&r.dict.d, st3, &n);
+	CHECK(fr && n == 2);
+	if (fr)
+		CHECK_STR(cpa_dict_string(&r.dict.d, fr[1], NULL), "leaf");
+	CHECK(r.dict.labelsets[l2].cpu == 2 && r.dict.labelsets[l2].pid == 7);
+	cpa_segment_reader_close(&r);
+	cpa_segment_info_free(&si);
+
+	/* a torn last entry: the first commit stays readable */
+	char file[300];
+	snprintf(file, sizeof(file), "%s/index", path);
+	CHECK(truncate(file, CPA_STORE_FILE_HEADER + CPA_STORE_INDEX_ENTRY + 10) == 0);
+	CHECK(cpa_segment_info_read(path, &si, err, sizeof(err)) == 0);
+	CHECK(si.n_idx == 1 && si.torn_bytes == 10);
+	CHECK(si.valid_data < si.data_size);
+	cpa_segment_info_free(&si);
+}
+
+int main(void)
+{
+	test_codec();
+	char dir[] = "/tmp/store_test.XXXXXX";
+	if (!mkdtemp(dir))
+		return 1;
+	test_segment(dir);
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return unit_done("store_test");
+}

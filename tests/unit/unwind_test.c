@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of cpa-unwind's pieces that can be checked exactly without a
+ * real process: the DWARF walker over a hand-made CFI table and stack,
+ * symbol lookup, perf map parsing and display names.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../cpa-unwind/demangle.h"
+#include "../../cpa-unwind/perfmap.h"
+#include "../../cpa-unwind/walk.h"
+#include "unit.h"
+
+#define MAP_START 0x400000ull
+#define STACK 0x7fff0000ull
+
+static struct cfi_row row(uint32_t pc, uint8_t cfa_rule, int32_t cfa_off,
+			  uint8_t ra_rule, int16_t ra_off, uint8_t bp_rule,
+			  int16_t bp_off)
+{
+	struct cfi_row r = {
+		.pc = pc, .cfa_off = cfa_off, .ra_off = ra_off,
+		.bp_off = bp_off, .cfa_rule = cfa_rule, .ra_rule = ra_rule,
+		.bp_rule = bp_rule,
+	};
+	return r;
+}
+
+/* A process with one mapping of an object whose CFI (built in setup)
+ * describes:
+ *   0x1000 leaf A:  CFA = rsp+8,  RA at CFA-8
+ *   0x2000 B:       CFA = rsp+16, RA at CFA-8, rbp at CFA-16
+ *   0x3000 root C:  CFA = rsp+8,  RA undefined
+ *   0x4000 D:       CFA = rsp+0 (no progress)
+ *   0x5000 PLT:     CFA = rsp+8 (+8 once rip&15 >= 11), RA at CFA-8
+ *   0x6000 E:       CFA = rbp+16, RA at CFA-8, rbp at CFA-16
+ * each followed by a gap. */
+
+struct fixture {
+	struct proctab *procs;
+	struct proc *p;
+	struct elf_obj obj;
+	struct cfi_row table[16];
+	uint64_t stack[64];
+};
+
+static void setup(struct fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	unsigned n = 0;
+	f->table[n++] = row(0x1000, CFI_CFA_SP, 8, CFI_REG_AT_CFA, -8, CFI_REG_SAME, 0);
+	f->table[n++] = row(0x1100, CFI_CFA_NONE, 0, 0, 0, 0, 0);
+	f->table[n++] = row(0x2000, CFI_CFA_SP, 16, CFI_REG_AT_CFA, -8, CFI_REG_AT_CFA, -16);
+	f->table[n++] = row(0x2100, CFI_CFA_NONE, 0, 0, 0, 0, 0);
+	f->table[n++] = row(0x3000, CFI_CFA_SP, 8, CFI_REG_UNDEFINED, 0, CFI_REG_SAME, 0);
+	f->table[n++] = row(0x3100, CFI_CFA_NONE, 0, 0, 0, 0, 0);
+	f->table[n++] = row(0x4000, CFI_CFA_SP, 0, CFI_REG_AT_CFA, 0, CFI_REG_SAME, 0);
+	f->table[n++] = row(0x4100, CFI_CFA_NONE, 0, 0, 0, 0, 0);
+	f->table[n] = row(0x5000, CFI_CFA_PLT, 8, CFI_REG_AT_CFA, -8, CFI_REG_SAME, 0);
+	f->table[n++].flags = 11 << 4;
+	f->table[n++] = row(0x5100, CFI_CFA_NONE, 0, 0, 0, 0, 0);
+	f->table[n++] = row(0x6000, CFI_CFA_BP, 16, CFI_REG_AT_CFA, -8, CFI_REG_AT_CFA, -16);
+	f->table[n++] = row(0x6100, CFI_CFA_NONE, 0, 0, 0, 0, 0);
+	f->obj.cfi.base = 0;
+	f->obj.cfi.end = 0x6100;
+	f->obj.cfi.n = n;
+	f->obj.cfi.rows = f->table;
+	f->obj.loaded = true;
+	f->obj.nsegs = 1;
+	f->obj.segs[0] = (struct elf_seg){ .offset = 0, .vaddr = 0, .filesz = 0x10000 };
+
+	f->procs = proctab_new(NULL, 16);
+	f->p = proctab_get(f->procs, 42);
+	proc_add_mapping(f->procs, f->p, MAP_START, MAP_START + 0x10000, 0,
+			 "/bin/fake", 9, NULL, 0);
+	f->p->maps[0].obj = &f->obj;
+	f->p->maps[0].state = MAP_RESOLVED;
+}
+
+static void teardown(struct fixture *f)
+{
+	f->p->maps[0].obj = NULL;	/* not the cache's */
+	proctab_free(f->procs);
+}
+
+static void sample(struct fixture *f, struct cpa_raw_sample *s, uint64_t ip,
+		   unsigned words, uint64_t bp)
+{
+	memset(s, 0, sizeof(*s));
+	s->pid = 42;
+	s->n_regs = 3;
+	s->regs[CPA_REG_IP] = ip;
+	s->regs[CPA_REG_SP] = STACK;
+	s->regs[CPA_REG_BP] = bp;
+	s->stack_len = words * 8;
+	s->stack = (const uint8_t *)f->stack;
+}
+
+static struct walk_result r;
+
+static void test_walk(void)
+{
+	struct fixture f;
+	struct cpa_raw_sample s;
+
+	/* A (leaf) -> B -> C (root): the whole chain, outermost */
+	setup(&f);
+	f.stack[0] = MAP_START + 0x2050;	/* A's return into B */
+	f.stack[1] = 0x1234;			/* B's saved rbp */
+	f.stack[2] = MAP_START + 0x3020;	/* B's return into C */
+	sample(&f, &s, MAP_START + 0x1010, 8, 0);
+	walk_dwarf(f.procs, f.p, &s, &r);
+	CHECK(r.end == WALK_OUTERMOST);
+	CHECK(r.n == 3);
+	CHECK(r.ips[0] == MAP_START + 0x1010);
+	CHECK(r.ips[1] == MAP_START + 0x2050);
+	CHECK(r.ips[2] == MAP_START + 0x3020);
+
+	/* the same stack cut after one word: truncated when the capture
+	 * says it cut the copy, a bad stack when it did not */
+	sample(&f, &s, MAP_START + 0x1010, 1, 0);
+	s.flags = CPA_RAW_USER_TRUNCATED;
+	walk_dwarf(f.procs, f.p, &s, &r);
+	CHECK(r.end == WALK_TRUNCATED);
+	CHECK(r.n == 2);
+	s.flags = 0;
+	walk_dwarf(f.procs, f.p, &s, &r);
+	CHECK(r.end == WALK_BAD_STACK);
+
+	/* a return address outside every mapping is not a frame */
+	f.stack[0] = 0xdeadbeef;
+	sample(&f, &s, MAP_START + 0x1010, 8, 0);
+	walk_dwarf(f.procs, f.p, &s, &r);
+	CHECK(r.end == WALK_NO_MAPPING);
+	CHECK(r.n == 1);
+
+	/* a CFA that does not move up ends the walk */
+	sample(&f, &s, MAP_START + 0x4010, 8, 0);
+	f.stack[0] = MAP_START + 0x4010;
+	walk_dwarf(f.procs, f.p, &s, &r);
+	CHECK(r.end == WALK_NO_PROGRESS);
+
+	/* a PC in a gap and no usable rbp: no CFI */
+	sample(&f, &s, MAP_START + 0x1800, 8, 0);
+	walk_dwarf(f.procs, f.p, &s, &r);
+	CHECK(r.end == WALK_NO_CFI);
+	CHECK(r.n == 1);
+
+	/* ...but with rbp pointing at a frame record, one FP step */
+	f.stack[4] = 0;				/* saved rbp: end of chain */
+	f.stack[5] = MAP_START + 0x3020;	/* return into C */
+	sample(&f, &s, MAP_START + 0x1800, 8, STACK + 32);
+	walk_dwarf(f.procs, f.p, &s, &r);
+	CHECK(r.fp_steps == 1);
+	CHECK(r.n == 3 || r.n == 2);
+	CHECK(r.ips[1] == MAP_START + 0x3020);
+
+	/* PLT: before the push (rip & 15 < 11) CFA = rsp+8; after, +16 */
+	memset(f.stack, 0, sizeof(f.stack));
+	f.stack[0] = MAP_START + 0x3020;
+	sample(&f, &s, MAP_START + 0x5004, 8, 0);
+	walk_dwarf(f.procs, f.p, &s, &r);
+	CHECK(r.n == 2 && r.ips[1] == MAP_START + 0x3020);
+	f.stack[0] = 77;			/* the pushed argument */
+	f.stack[1] = MAP_START + 0x3020;
+	sample(&f, &s, MAP_START + 0x500b, 8, 0);
+	walk_dwarf(f.procs, f.p, &s, &r);
+	CHECK(r.n == 2 && r.ips[1] == MAP_START + 0x3020);
+
+	/* CFA from rbp, and rbp restored for the caller */
+	memset(f.stack, 0, sizeof(f.stack));
+	f.stack[4] = 0x5555;			/* saved rbp at CFA-16 */
+	f.stack[5] = MAP_START + 0x3020;	/* RA at CFA-8 */
+	sample(&f, &s, MAP_START + 0x6010, 8, STACK + 32);
+	walk_dwarf(f.procs, f.p, &s, &r);
+	CHECK(r.end == WALK_OUTERMOST);
+	CHECK(r.n == 2 && r.ips[1] == MAP_START + 0x3020);
+
+	/* no snapshot: just the PC */
+	sample(&f, &s, MAP_START + 0x1010, 0, 0);
+	walk_dwarf(f.procs, f.p, &s, &r);
+	CHECK(r.end == WALK_NO_SNAPSHOT);
+	CHECK(r.n == 1);
+
+	/* random registers and stack: any end, never a crash */
+	uint64_t x = 88172645463325252ull;
+	for (int i = 0; i < 20000; i++) {
+		for (unsigned k = 0; k < 64; k++) {
+			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			f.stack[k] = (k & 1) ? MAP_START + (x & 0xffff)
+					     : STACK + (x & 0x3ff);
+		}
+		sample(&f, &s, MAP_START + (x & 0x7fff), (unsigned)(x >> 58),
+		       STACK + (x >> 20 & 0x1ff));
+		walk_dwarf(f.procs, f.p, &s, &r);
+		CHECK(r.n >= 1 && r.n <= WALK_MAX_FRAMES && r.end < WALK_END_COUNT);
+	}
+	teardown(&f);
+}
+
+static void test_cfi_lookup(void)
+{
+	struct fixture f;
+	setup(&f);
+	CHECK(cfi_lookup(&f.obj.cfi, 0x0fff) == NULL);
+	CHECK(cfi_lookup(&f.obj.cfi, 0x1000) == &f.table[0]);
+	CHECK(cfi_lookup(&f.obj.cfi, 0x10ff) == &f.table[0]);
+	CHECK(cfi_lookup(&f.obj.cfi, 0x1100) == NULL);
+	CHECK(cfi_lookup(&f.obj.cfi, 0x20ff) == &f.table[2]);
+	CHECK(cfi_lookup(&f.obj.cfi, 0x6100) == NULL);
+	CHECK(cfi_lookup(&f.obj.cfi, ~0ull) == NULL);
+	teardown(&f);
+}
+
+static void test_symtab(void)
+{
+	struct symtab t = { 0 };
+	CHECK(symtab_add(&t, 0x2000, 0x10, "sized", 5) == 0);
+	CHECK(symtab_add(&t, 0x1000, 0, "unsized", 7) == 0);
+	CHECK(symtab_add(&t, 0x2000, 0, "alias", 5) == 0);
+	symtab_finish(&t);
+	CHECK(t.n == 2);
+	CHECK(symtab_lookup(&t, 0x0fff) == -1);
+	CHECK_STR(symtab_name(&t, symtab_lookup(&t, 0x1500)), "unsized");
+	CHECK_STR(symtab_name(&t, symtab_lookup(&t, 0x200f)), "sized");
+	CHECK(symtab_lookup(&t, 0x2010) == -1);	/* past its size */
+	symtab_free(&t);
+}
+
+static void test_perfmap(void)
+{
+	struct perfmap m;
+	char err[128];
+	memset(&m, 0, sizeof(m));
+	const char *text = "7f0000001000 40 LazyCompile:*hot /a.js:3\n"
+			   "0x7f0000002000 0x20 JS:~cold\r\n"
+			   "zz not a line\n"
+			   "7f0000003000 10\n"
+			   "\n";
+	CHECK(perfmap_parse(&m, text, strlen(text), err, sizeof(err)) == 2);
+	CHECK(m.bad_lines == 2);
+	CHECK_STR(err, "line 3: expected 'START SIZE NAME'");
+	CHECK_STR(symtab_name(&m.syms, symtab_lookup(&m.syms, 0x7f000000103f)),
+		  "LazyCompile:*hot /a.js:3");
+	CHECK_STR(symtab_name(&m.syms, symtab_lookup(&m.syms, 0x7f0000002000)),
+		  "JS:~cold");
+	CHECK(symtab_lookup(&m.syms, 0x7f0000001040) == -1);
+	perfmap_free(&m);
+}
+
+static void check_name(const char *raw, bool demangle, bool go_short,
+		       const char *want)
+{
+	struct name_opts o = { .demangle = demangle, .go_short = go_short };
+	char *got = display_name(raw, &o);
+	CHECK_STR(got, want);
+	free(got);
+}
+
+static void test_names(void)
+{
+	check_name("_ZN3app3runEl", true, false, "app::run(long)");
+	check_name("_ZN3app3runEl", false, false, "_ZN3app3runEl");
+	check_name("_ZN3app6detail7level_bIlEET_S2_", true, false,
+		   "long app::detail::level_b<long>(long)");
+	/* Rust legacy, hash dropped; Rust v0 */
+	check_name("_ZN10rust_chain4work3run17h0123456789abcdefE", true, false,
+		   "rust_chain::work::run");
+	check_name("_RNvNtCs1234_10rust_chain4work3run", true, false,
+		   "rust_chain::work::run");
+	check_name("__libc_start_main@@GLIBC_2.34", true, false,
+		   "__libc_start_main");
+	check_name("github.com/acme/svc/handler.(*Server).Serve", true, true,
+		   "handler.(*Server).Serve");
+	check_name("github.com/acme/svc/handler.(*Server).Serve", true, false,
+		   "github.com/acme/svc/handler.(*Server).Serve");
+	check_name("runtime.main", true, true, "runtime.main");
+	check_name("a;b\nc", true, false, "a_b_c");
+}
+
+int main(void)
+{
+	test_cfi_lookup();
+	test_walk();
+	test_symtab();
+	test_perfmap();
+	test_names();
+	return unit_done("unwind_test");
+}
