@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Open-addressing hash tables from content to dense ids. Contents live in
- * one growing arena per table, so interning allocates only when the arena
- * or the slot array doubles.
+ * Interning: an open-addressing hash table from byte content to dense ids,
+ * the content kept in one growing arena, so interning allocates only when
+ * the arena or the slot array doubles. Strings and stacks are both blobs;
+ * a string's blob ends with a NUL so that lookups can return C strings.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,74 +12,62 @@
 #include "intern.h"
 #include "log.h"
 
-struct slots {
-	uint32_t *ids;		/* 0 = empty */
+struct blobtab {
+	uint32_t *slots;	/* ids, 0 = empty */
 	uint32_t mask;
-};
-
-static void slots_init(struct slots *s, uint32_t size)
-{
-	s->ids = cpa_calloc(size, sizeof(uint32_t));
-	s->mask = size - 1;
-}
-
-struct cpa_strtab {
-	struct slots slots;
 	char *arena;
 	size_t arena_len, arena_cap;
 	uint64_t *off;		/* off[id]: start in arena */
-	uint32_t *len;
+	uint32_t *len;		/* len[id]: content bytes (not the NUL) */
 	uint64_t *hash;
 	uint32_t count, cap;	/* ids 1..count */
 };
 
-struct cpa_strtab *cpa_strtab_new(void)
+static void blob_init(struct blobtab *t, size_t arena_cap)
 {
-	struct cpa_strtab *t = cpa_calloc(1, sizeof(*t));
-	slots_init(&t->slots, 1024);
+	memset(t, 0, sizeof(*t));
+	t->mask = 1023;
+	t->slots = cpa_calloc(t->mask + 1, sizeof(uint32_t));
 	t->cap = 512;
 	t->off = cpa_malloc(t->cap * sizeof(*t->off));
 	t->len = cpa_malloc(t->cap * sizeof(*t->len));
 	t->hash = cpa_malloc(t->cap * sizeof(*t->hash));
-	t->arena_cap = 64 * 1024;
+	t->arena_cap = arena_cap;
 	t->arena = cpa_malloc(t->arena_cap);
-	return t;
 }
 
-void cpa_strtab_free(struct cpa_strtab *t)
+static void blob_free(struct blobtab *t)
 {
-	if (!t)
-		return;
-	free(t->slots.ids);
+	free(t->slots);
 	free(t->arena);
 	free(t->off);
 	free(t->len);
 	free(t->hash);
-	free(t);
 }
 
-static void grow_slots(struct slots *s, const uint64_t *hashes,
-		       uint32_t count)
+static void blob_grow_slots(struct blobtab *t)
 {
-	uint32_t size = (s->mask + 1) * 2;
-	free(s->ids);
-	slots_init(s, size);
-	for (uint32_t id = 1; id <= count; id++) {
-		uint32_t i = (uint32_t)hashes[id] & s->mask;
-		while (s->ids[i])
-			i = (i + 1) & s->mask;
-		s->ids[i] = id;
+	free(t->slots);
+	t->mask = t->mask * 2 + 1;
+	t->slots = cpa_calloc(t->mask + 1, sizeof(uint32_t));
+	for (uint32_t id = 1; id <= t->count; id++) {
+		uint32_t i = (uint32_t)t->hash[id] & t->mask;
+		while (t->slots[i])
+			i = (i + 1) & t->mask;
+		t->slots[i] = id;
 	}
 }
 
-uint32_t cpa_strtab_intern(struct cpa_strtab *t, const char *str, size_t len,
-			   bool *is_new)
+/* Interns len bytes of data; with nul, a NUL is stored after them. Content
+ * starts 4-byte aligned in the arena, so stacks can be read as uint32_t. */
+static uint32_t blob_intern(struct blobtab *t, const void *data, size_t len,
+			    bool nul, uint64_t seed, bool *is_new)
 {
-	uint64_t h = cpa_hash(str, len, 0);
-	uint32_t i = (uint32_t)h & t->slots.mask;
-	for (uint32_t id; (id = t->slots.ids[i]); i = (i + 1) & t->slots.mask) {
+	uint64_t h = cpa_hash(data, len, seed);
+	uint32_t i = (uint32_t)h & t->mask;
+	for (uint32_t id; (id = t->slots[i]); i = (i + 1) & t->mask) {
 		if (t->hash[id] == h && t->len[id] == len &&
-		    !memcmp(t->arena + t->off[id], str, len)) {
+		    !memcmp(t->arena + t->off[id], data, len)) {
 			if (is_new)
 				*is_new = false;
 			return id;
@@ -91,27 +80,31 @@ uint32_t cpa_strtab_intern(struct cpa_strtab *t, const char *str, size_t len,
 		t->len = cpa_realloc(t->len, t->cap * sizeof(*t->len));
 		t->hash = cpa_realloc(t->hash, t->cap * sizeof(*t->hash));
 	}
-	if (t->arena_len + len + 1 > t->arena_cap) {
-		while (t->arena_len + len + 1 > t->arena_cap)
+	size_t start = (t->arena_len + 3) & ~(size_t)3;
+	size_t need = start + len + (nul ? 1 : 0);
+	if (need > t->arena_cap) {
+		while (need > t->arena_cap)
 			t->arena_cap *= 2;
 		t->arena = cpa_realloc(t->arena, t->arena_cap);
 	}
-	memcpy(t->arena + t->arena_len, str, len);
-	t->arena[t->arena_len + len] = '\0';
-	t->off[id] = t->arena_len;
+	if (len)
+		memcpy(t->arena + start, data, len);
+	if (nul)
+		t->arena[start + len] = '\0';
+	t->off[id] = start;
 	t->len[id] = (uint32_t)len;
 	t->hash[id] = h;
-	t->arena_len += len + 1;
-	t->slots.ids[i] = id;
-	if ((uint64_t)t->count * 2 > t->slots.mask)
-		grow_slots(&t->slots, t->hash, t->count);
+	t->arena_len = need;
+	t->slots[i] = id;
+	if ((uint64_t)t->count * 2 > t->mask)
+		blob_grow_slots(t);
 	if (is_new)
 		*is_new = true;
 	return id;
 }
 
-const char *cpa_strtab_get(const struct cpa_strtab *t, uint32_t id,
-			   uint32_t *len)
+static const char *blob_get(const struct blobtab *t, uint32_t id,
+			    uint32_t *len)
 {
 	if (id == 0 || id > t->count)
 		return NULL;
@@ -120,37 +113,60 @@ const char *cpa_strtab_get(const struct cpa_strtab *t, uint32_t id,
 	return t->arena + t->off[id];
 }
 
+static size_t blob_bytes(const struct blobtab *t)
+{
+	return t->arena_cap + (size_t)t->cap * 20 + (size_t)(t->mask + 1) * 4;
+}
+
+struct cpa_strtab {
+	struct blobtab b;
+};
+
+struct cpa_strtab *cpa_strtab_new(void)
+{
+	struct cpa_strtab *t = cpa_malloc(sizeof(*t));
+	blob_init(&t->b, 64 * 1024);
+	return t;
+}
+
+void cpa_strtab_free(struct cpa_strtab *t)
+{
+	if (!t)
+		return;
+	blob_free(&t->b);
+	free(t);
+}
+
+uint32_t cpa_strtab_intern(struct cpa_strtab *t, const char *s, size_t len,
+			   bool *is_new)
+{
+	return blob_intern(&t->b, s, len, true, 0, is_new);
+}
+
+const char *cpa_strtab_get(const struct cpa_strtab *t, uint32_t id,
+			   uint32_t *len)
+{
+	return blob_get(&t->b, id, len);
+}
+
 uint32_t cpa_strtab_count(const struct cpa_strtab *t)
 {
-	return t->count;
+	return t->b.count;
 }
 
 size_t cpa_strtab_bytes(const struct cpa_strtab *t)
 {
-	return t->arena_cap + (size_t)t->cap * 20 +
-	       (size_t)(t->slots.mask + 1) * 4;
+	return blob_bytes(&t->b);
 }
 
 struct cpa_stacktab {
-	struct slots slots;
-	uint32_t *arena;
-	size_t arena_len, arena_cap;	/* in frames */
-	uint64_t *off;
-	uint32_t *n;
-	uint64_t *hash;
-	uint32_t count, cap;
+	struct blobtab b;
 };
 
 struct cpa_stacktab *cpa_stacktab_new(void)
 {
-	struct cpa_stacktab *t = cpa_calloc(1, sizeof(*t));
-	slots_init(&t->slots, 1024);
-	t->cap = 512;
-	t->off = cpa_malloc(t->cap * sizeof(*t->off));
-	t->n = cpa_malloc(t->cap * sizeof(*t->n));
-	t->hash = cpa_malloc(t->cap * sizeof(*t->hash));
-	t->arena_cap = 16 * 1024;
-	t->arena = cpa_malloc(t->arena_cap * sizeof(uint32_t));
+	struct cpa_stacktab *t = cpa_malloc(sizeof(*t));
+	blob_init(&t->b, 64 * 1024);
 	return t;
 }
 
@@ -158,71 +174,34 @@ void cpa_stacktab_free(struct cpa_stacktab *t)
 {
 	if (!t)
 		return;
-	free(t->slots.ids);
-	free(t->arena);
-	free(t->off);
-	free(t->n);
-	free(t->hash);
+	blob_free(&t->b);
 	free(t);
 }
 
 uint32_t cpa_stacktab_intern(struct cpa_stacktab *t, const uint32_t *frames,
 			     uint32_t n, bool *is_new)
 {
-	size_t bytes = (size_t)n * sizeof(uint32_t);
-	uint64_t h = cpa_hash(frames, bytes, 1);
-	uint32_t i = (uint32_t)h & t->slots.mask;
-	for (uint32_t id; (id = t->slots.ids[i]); i = (i + 1) & t->slots.mask) {
-		if (t->hash[id] == h && t->n[id] == n &&
-		    !memcmp(t->arena + t->off[id], frames, bytes)) {
-			if (is_new)
-				*is_new = false;
-			return id;
-		}
-	}
-	uint32_t id = ++t->count;
-	if (id >= t->cap) {
-		t->cap *= 2;
-		t->off = cpa_realloc(t->off, t->cap * sizeof(*t->off));
-		t->n = cpa_realloc(t->n, t->cap * sizeof(*t->n));
-		t->hash = cpa_realloc(t->hash, t->cap * sizeof(*t->hash));
-	}
-	if (t->arena_len + n > t->arena_cap) {
-		while (t->arena_len + n > t->arena_cap)
-			t->arena_cap *= 2;
-		t->arena = cpa_realloc(t->arena,
-				       t->arena_cap * sizeof(uint32_t));
-	}
-	if (n)
-		memcpy(t->arena + t->arena_len, frames, bytes);
-	t->off[id] = t->arena_len;
-	t->n[id] = n;
-	t->hash[id] = h;
-	t->arena_len += n;
-	t->slots.ids[i] = id;
-	if ((uint64_t)t->count * 2 > t->slots.mask)
-		grow_slots(&t->slots, t->hash, t->count);
-	if (is_new)
-		*is_new = true;
-	return id;
+	return blob_intern(&t->b, frames, (size_t)n * sizeof(uint32_t), false,
+			   1, is_new);
 }
 
 const uint32_t *cpa_stacktab_get(const struct cpa_stacktab *t, uint32_t id,
 				 uint32_t *n)
 {
-	if (id == 0 || id > t->count)
+	uint32_t len;
+	const char *p = blob_get(&t->b, id, &len);
+	if (!p)
 		return NULL;
-	*n = t->n[id];
-	return t->arena + t->off[id];
+	*n = len / (uint32_t)sizeof(uint32_t);
+	return (const uint32_t *)(const void *)p;
 }
 
 uint32_t cpa_stacktab_count(const struct cpa_stacktab *t)
 {
-	return t->count;
+	return t->b.count;
 }
 
 size_t cpa_stacktab_bytes(const struct cpa_stacktab *t)
 {
-	return t->arena_cap * sizeof(uint32_t) + (size_t)t->cap * 20 +
-	       (size_t)(t->slots.mask + 1) * 4;
+	return blob_bytes(&t->b);
 }

@@ -120,3 +120,16 @@ char *cpa_strndup(const char *s, unsigned long n)
 {
 	return check(strndup(s, n), n + 1);
 }
+
+int cpa_fail_at(char *err, unsigned long errlen, unsigned long long offset,
+		const char *fmt, ...)
+{
+	char msg[192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (err && errlen)
+		snprintf(err, errlen, "byte %llu: %s", offset, msg);
+	return -1;
+}

@@ -29,6 +29,11 @@ void cpa_die(const char *fmt, ...)
 void cpa_die_usage(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 
+/* Formats "byte OFFSET: message" into err (for decoders that report
+ * where input went wrong) and returns -1. */
+int cpa_fail_at(char *err, unsigned long errlen, unsigned long long offset,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* malloc family that die on exhaustion with a clear message */
 void *cpa_malloc(unsigned long n);
 void *cpa_calloc(unsigned long n, unsigned long size);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "stream.h"
 
 #define WRITER_BUF (256u * 1024u)
@@ -540,11 +541,8 @@ static int dec_fail(const struct cpa_record *rec, char *err, size_t errlen,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (err && errlen)
-		snprintf(err, errlen, "byte %llu: %s record: %s",
-			 (unsigned long long)rec->offset,
-			 cpa_record_type_name(rec->type), msg);
-	return -1;
+	return cpa_fail_at(err, errlen, rec->offset, "%s record: %s",
+			   cpa_record_type_name(rec->type), msg);
 }
 
 static int want_type(const struct cpa_record *rec, uint16_t type, char *err,

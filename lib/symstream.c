@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,23 +86,6 @@ void cpa_dict_free(struct cpa_dict *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static int dict_fail(char *err, size_t errlen, uint64_t off, const char *fmt,
-		     ...) __attribute__((format(printf, 4, 5)));
-
-static int dict_fail(char *err, size_t errlen, uint64_t off, const char *fmt,
-		     ...)
-{
-	char msg[160];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (err && errlen)
-		snprintf(err, errlen, "byte %llu: %s",
-			 (unsigned long long)off, msg);
-	return -1;
-}
-
 int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 		 size_t errlen)
 {
@@ -112,7 +94,7 @@ int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 		if (cpa_decode_string(rec, &s, err, errlen) < 0)
 			return -1;
 		if (s.id != d->nstrs)
-			return dict_fail(err, errlen, rec->offset,
+			return cpa_fail_at(err, errlen, rec->offset,
 					 "string id %u out of order (expected "
 					 "%u)", s.id, d->nstrs);
 		if (d->nstrs == d->capstrs) {
@@ -132,7 +114,7 @@ int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 		if (cpa_decode_stack(rec, &s, err, errlen) < 0)
 			return -1;
 		if (s.id != d->nstacks)
-			return dict_fail(err, errlen, rec->offset,
+			return cpa_fail_at(err, errlen, rec->offset,
 					 "stack id %u out of order (expected "
 					 "%u)", s.id, d->nstacks);
 		uint32_t *frames = cpa_malloc((s.n + 1) * sizeof(uint32_t));
@@ -141,7 +123,7 @@ int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 			uint32_t f = cpa_stack_frame(&s, i);
 			if (f == 0 || f >= d->nstrs) {
 				free(frames);
-				return dict_fail(err, errlen, rec->offset,
+				return cpa_fail_at(err, errlen, rec->offset,
 						 "stack %u frame %u names "
 						 "undefined string %u",
 						 s.id, i, f);
@@ -184,14 +166,14 @@ int cpa_dict_check_sample(const struct cpa_dict *d,
 {
 	uint32_t n;
 	if (!cpa_dict_stack(d, s->stack_id, &n))
-		return dict_fail(err, errlen, offset,
+		return cpa_fail_at(err, errlen, offset,
 				 "sample names undefined stack %u",
 				 s->stack_id);
 	const uint32_t ids[] = {s->comm_id, s->thread_id, s->container_id,
 				s->env_id};
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 		if (ids[i] >= d->nstrs)
-			return dict_fail(err, errlen, offset,
+			return cpa_fail_at(err, errlen, offset,
 					 "sample names undefined string %u",
 					 ids[i]);
 	return 0;
