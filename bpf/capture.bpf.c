@@ -4,6 +4,7 @@
  * (struct capture_event in capture.h) to one ring buffer.
  *
  *   on_cpu         perf_event: timer (cpu-clock) or cycles sample per CPU
+ *   irqoff_switch  raw_tp: marks idle periods for the IRQ-off gap check
  *   sched_switch   raw_tp: off-CPU intervals start at switch-out, end at
  *   sched_wakeup   switch-in; a wakeup splits blocked time from the
  *                  scheduling delay that follows it
@@ -389,8 +390,11 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 
 /* IRQ-off detection: the timer could not fire while interrupts were
  * off, so a gap between two timer samples on a CPU well above the period
- * is time spent with interrupts disabled (or the vCPU not running). */
-static __always_inline void check_gap(void *ctx, __u64 now, __u32 cpu)
+ * is time spent with interrupts disabled (or the vCPU not running). An
+ * idle CPU takes no timer samples either, so a gap during which the CPU
+ * went idle is not reported. */
+static __always_inline void check_gap(void *ctx, struct sample_regs *regs,
+				      __u64 now, __u32 cpu)
 {
 	__u32 zero = 0;
 	struct cpu_state *cs = bpf_map_lookup_elem(&cpu_states, &zero);
@@ -400,9 +404,9 @@ static __always_inline void check_gap(void *ctx, __u64 now, __u32 cpu)
 		return;
 	last = cs->last_tick_ns;
 	cs->last_tick_ns = now;
-	if (last && now - last > irqoff_gap_ns &&
+	if (last && now - last > irqoff_gap_ns && cs->idle_ns < last &&
 	    task_selected(bpf_get_current_task_btf(), cpu))
-		sample_current(ctx, NULL, SLOT_TIMER, CAPTURE_KIND_IRQOFF,
+		sample_current(ctx, regs, SLOT_TIMER, CAPTURE_KIND_IRQOFF,
 			       now - last, now, cpu);
 }
 
@@ -414,15 +418,31 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct sample_regs regs;
 
+	read_regs(&regs, (struct pt_regs *)&ctx->regs);
 	if (irqoff_gap_ns)
-		check_gap(ctx, now, cpu);
+		check_gap(ctx, &regs, now, cpu);
 	if (!include_idle && BPF_CORE_READ(task, pid) == 0)
 		return 0;
 	if (!task_selected(task, cpu))
 		return 0;
-	read_regs(&regs, (struct pt_regs *)&ctx->regs);
 	return sample_current(ctx, &regs, SLOT_TIMER, CAPTURE_KIND_ONCPU, 1,
 			      now, cpu);
+}
+
+/* --irqoff: notes when a CPU goes idle (see check_gap). */
+SEC("raw_tp/sched_switch")
+int BPF_PROG(irqoff_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	__u32 zero = 0;
+	struct cpu_state *cs;
+
+	if (BPF_CORE_READ(next, pid) != 0)
+		return 0;
+	cs = bpf_map_lookup_elem(&cpu_states, &zero);
+	if (cs)
+		cs->idle_ns = bpf_ktime_get_ns();
+	return 0;
 }
 
 /* ---- off-CPU ---------------------------------------------------------- */

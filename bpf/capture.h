@@ -142,6 +142,7 @@ struct offcpu_snap {
 /* Per CPU state of the timer and probe programs. */
 struct cpu_state {
 	__u64 last_tick_ns;	/* previous timer sample, for IRQ-off gaps */
+	__u64 idle_ns;		/* last switch to the idle task */
 	__u64 rate_window_ns;	/* start of the current --probe-rate second */
 	__u32 rate_count;
 	__u32 pad;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 static struct {
 	char name[48];
 	uint64_t value, last;
+	bool gauge;
 } stats[MAX_STATS];
 static unsigned nstats;
 static uint64_t spare;		/* sink when the table is full */
@@ -83,7 +85,7 @@ void cpa_selfstats_init(const char *file, uint64_t interval_ns)
 	}
 }
 
-uint64_t *cpa_stat(const char *name)
+static uint64_t *slot(const char *name, bool gauge)
 {
 	for (unsigned i = 0; i < nstats; i++)
 		if (!strcmp(stats[i].name, name))
@@ -91,7 +93,26 @@ uint64_t *cpa_stat(const char *name)
 	if (nstats == MAX_STATS)
 		return &spare;
 	snprintf(stats[nstats].name, sizeof(stats[nstats].name), "%s", name);
+	stats[nstats].gauge = gauge;
 	return &stats[nstats++].value;
+}
+
+uint64_t *cpa_stat(const char *name)
+{
+	return slot(name, false);
+}
+
+uint64_t *cpa_gauge(const char *name)
+{
+	return slot(name, true);
+}
+
+/* Per-second rate of a counter since the last report. */
+static double rate(unsigned i, double dt)
+{
+	if (stats[i].value < stats[i].last)
+		return 0;
+	return (double)(stats[i].value - stats[i].last) / dt;
 }
 
 void cpa_selfstats_poll(void)
@@ -114,11 +135,16 @@ void cpa_selfstats_report(void)
 	int n = snprintf(line, sizeof(line),
 			 "stats: cpu %.2fs (%.2f%% of a core) rss %" PRIu64 "KB",
 			 (double)cpu / 1e6, pct, rss);
-	for (unsigned i = 0; i < nstats && n > 0 && (size_t)n < sizeof(line); i++)
-		n += snprintf(line + n, sizeof(line) - (size_t)n,
-			      " %s %" PRIu64 " (%.1f/s)", stats[i].name,
-			      stats[i].value,
-			      (double)(stats[i].value - stats[i].last) / dt);
+	for (unsigned i = 0; i < nstats && n > 0 && (size_t)n < sizeof(line); i++) {
+		if (stats[i].gauge)
+			n += snprintf(line + n, sizeof(line) - (size_t)n,
+				      " %s %" PRIu64, stats[i].name,
+				      stats[i].value);
+		else
+			n += snprintf(line + n, sizeof(line) - (size_t)n,
+				      " %s %" PRIu64 " (%.1f/s)", stats[i].name,
+				      stats[i].value, rate(i, dt));
+	}
 	fprintf(stderr, "%s: %s\n", cpa_progname(), line);
 
 	if (stats_file) {
@@ -132,11 +158,13 @@ void cpa_selfstats_report(void)
 				cpa_progname(), (int)getpid(), cpa_now_ns(),
 				(double)(now - start_ns) / 1e9,
 				(double)cpu / 1e6, pct, rss);
-			for (unsigned i = 0; i < nstats; i++)
-				fprintf(f, "%s=%" PRIu64 "\n%s_per_s=%.2f\n",
-					stats[i].name, stats[i].value,
-					stats[i].name,
-					(double)(stats[i].value - stats[i].last) / dt);
+			for (unsigned i = 0; i < nstats; i++) {
+				fprintf(f, "%s=%" PRIu64 "\n", stats[i].name,
+					stats[i].value);
+				if (!stats[i].gauge)
+					fprintf(f, "%s_per_s=%.2f\n",
+						stats[i].name, rate(i, dt));
+			}
 			if (fclose(f) == 0)
 				rename(tmp, stats_file);
 			else

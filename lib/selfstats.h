@@ -17,6 +17,9 @@ void cpa_selfstats_init(const char *file, uint64_t interval_ns);
 /* A counter slot for name, created at 0 on first use. Keep the pointer:
  * incrementing it is the whole cost on the hot path. */
 uint64_t *cpa_stat(const char *name);
+/* A gauge slot: a level (bytes cached, processes known, a percentile),
+ * reported as is, without a rate. */
+uint64_t *cpa_gauge(const char *name);
 /* Reports if SIGUSR1 arrived or the interval passed; one flag test
  * otherwise. Call from the main loop. */
 void cpa_selfstats_poll(void);

@@ -874,6 +874,7 @@ const char *cpa_record_type_name(unsigned type)
 	case CPA_REC_STACK: return "stack";
 	case CPA_REC_SAMPLE: return "sample";
 	case CPA_REC_META: return "meta";
+	case CPA_REC_RESET: return "reset";
 	case CPA_REC_END: return "end";
 	}
 	return "unknown";

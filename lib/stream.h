@@ -21,7 +21,7 @@
 #define CPA_STREAM_MAGIC "\x89" "CPA"
 #define CPA_STREAM_MAGIC_LEN 4
 #define CPA_STREAM_MAJOR 1
-#define CPA_STREAM_MINOR 0
+#define CPA_STREAM_MINOR 1
 #define CPA_STREAM_HEADER_SIZE 16
 #define CPA_RECORD_HEADER_SIZE 8
 /* Largest payload a decoder accepts: a raw sample with a 64 KiB stack
@@ -45,6 +45,7 @@ enum cpa_record_type {
 	CPA_REC_STACK = 6,	/* dictionary: stack id -> string ids */
 	CPA_REC_SAMPLE = 7,	/* symbolized sample: labels, stack id, weight */
 	CPA_REC_META = 8,	/* key = value about the whole stream */
+	CPA_REC_RESET = 9,	/* dictionaries start over from id 1 */
 	CPA_REC_END = 15,	/* clean end, with totals */
 };
 
@@ -253,6 +254,12 @@ int cpa_reader_init(struct cpa_reader *r, int fd, const char *name,
  */
 int cpa_reader_next(struct cpa_reader *r, struct cpa_record *rec);
 void cpa_reader_free(struct cpa_reader *r);
+/* Bytes already read and buffered; 0 means the next cpa_reader_next() may
+ * block, so a filter should flush its output first to keep the pipe live. */
+static inline size_t cpa_reader_pending(const struct cpa_reader *r)
+{
+	return r->end - r->start;
+}
 
 /*
  * Typed decoders. Each validates the payload completely (exact length,

@@ -57,6 +57,21 @@ uint32_t cpa_symw_stack(struct cpa_symwriter *sw, const uint32_t *frames,
 	return id;
 }
 
+size_t cpa_symw_bytes(const struct cpa_symwriter *sw)
+{
+	return cpa_strtab_bytes(sw->strings) + cpa_stacktab_bytes(sw->stacks);
+}
+
+int cpa_symw_reset(struct cpa_symwriter *sw)
+{
+	int rc = cpa_write_record(&sw->w, CPA_REC_RESET, NULL, 0);
+	cpa_strtab_free(sw->strings);
+	cpa_stacktab_free(sw->stacks);
+	sw->strings = cpa_strtab_new();
+	sw->stacks = cpa_stacktab_new();
+	return rc;
+}
+
 /* ---- reader dictionary ------------------------------------------------- */
 
 void cpa_dict_init(struct cpa_dict *d)
@@ -89,6 +104,15 @@ void cpa_dict_free(struct cpa_dict *d)
 int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 		 size_t errlen)
 {
+	if (rec->type == CPA_REC_RESET) {
+		if (rec->len != 0)
+			return cpa_fail_at(err, errlen, rec->offset,
+					   "reset record: length %u, expected 0",
+					   rec->len);
+		cpa_dict_free(d);
+		cpa_dict_init(d);
+		return 1;
+	}
 	if (rec->type == CPA_REC_STRING) {
 		struct cpa_string s;
 		if (cpa_decode_string(rec, &s, err, errlen) < 0)

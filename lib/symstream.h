@@ -26,6 +26,12 @@ uint32_t cpa_symw_cstr(struct cpa_symwriter *sw, const char *s);
 /* Id of a stack of string ids (root first), writing STACK when new. */
 uint32_t cpa_symw_stack(struct cpa_symwriter *sw, const uint32_t *frames,
 			uint32_t n);
+/* Memory held by the interning tables. */
+size_t cpa_symw_bytes(const struct cpa_symwriter *sw);
+/* Starts the dictionaries over: writes a RESET record and forgets every
+ * id, so a long-running writer's memory stays bounded. Ids handed out
+ * before are invalid afterwards. 0 or -errno. */
+int cpa_symw_reset(struct cpa_symwriter *sw);
 
 /*
  * Reader-side dictionary. Ids must arrive densely from 1 (each new id is
@@ -41,8 +47,9 @@ struct cpa_dict {
 
 void cpa_dict_init(struct cpa_dict *d);
 void cpa_dict_free(struct cpa_dict *d);
-/* Adds the record if it is a STRING or STACK and returns 1; returns 0 for
- * other types; -1 with err set ("byte N: ...") when the record is bad. */
+/* Adds the record if it is a STRING or STACK, or empties the dictionary on
+ * RESET, and returns 1; returns 0 for other types; -1 with err set
+ * ("byte N: ...") when the record is bad. */
 int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 		 size_t errlen);
 /* NULL when id is not defined; id 0 is "". */

@@ -42,13 +42,15 @@ cap_stop() {
 
 gone() { ! kill -0 "$1" 2>/dev/null; }
 
-CAPTURES="off1 offsnap offblocked offcpu0 offrq offopen p1 p2 p3 irq"
+CAPTURES="off1 offsnap offblocked offcpu0 offrq offopen p1 p2 p3 p4 irq"
 
 setup_file() {
 	require_bpf
 	export T=$BATS_FILE_TMPDIR
 	start_bg sleep5 "$WL/sleeper" --sleep 5 --count 1000 --pin 1
-	start_bg contend "$WL/sleeper" --contend 3 --pin 0
+	# CPU 1, where the sleeper is pinned too: CPU 0 is left to the
+	# spinner whose samples capture.bats counts, if it runs meanwhile
+	start_bg contend "$WL/sleeper" --contend 3 --pin 1
 	start_bg longsleep "$WL/sleeper" --sleep 600000 --count 1
 	start_bg writer "$WL/writer" --writes 1000 --calls 500
 
@@ -66,6 +68,9 @@ setup_file() {
 	cap p2 --no-oncpu --pid "$w" --probe "uretprobe:$WL/writer:counted_call"
 	cap p3 --no-oncpu --pid "$w" --probe tracepoint:syscalls:sys_enter_write \
 		--probe-rate 100
+	# a ring of 64 KiB holds about 7 hits with their stack copies
+	cap p4 --no-oncpu --pid "$w" --probe tracepoint:syscalls:sys_enter_write \
+		--ringbuf-size 64K
 	cap irq --irqoff --duration 8
 	for x in $CAPTURES; do
 		wait_for 30 cap_attached $x
@@ -142,9 +147,15 @@ func_range() {
 # kallsyms range of a kernel function as "xHEX xHEX": kernel addresses
 # are too large for awk's doubles, but fixed-width hex compares as text
 ksym_range() {
-	sort /proc/kallsyms | awk -v f="$1" '
-		found && $1 > lo { print "x" lo, "x" $1; exit }
-		$3 == f && ($2 == "t" || $2 == "T") { lo = $1; found = 1 }'
+	cat /proc/kallsyms | awk -v f="$1" '
+		{ addr[NR] = $1 }
+		$3 == f && ($2 == "t" || $2 == "T") { lo = $1 }
+		END {
+			if (lo == "") exit
+			for (i = 1; i <= NR; i++)
+				if (addr[i] > lo && (hi == "" || addr[i] < hi)) hi = addr[i]
+			print "x" lo, "x" hi
+		}'
 }
 
 @test "offcpu: kernel stacks start where the task left the CPU, not in BPF" {
@@ -195,7 +206,7 @@ ksym_range() {
 	raw offopen | cut -c1-200
 	[ "$(raw offopen | awk -v t="tid=$l" '$4 == t && $6 == "kind=offcpu-blocked"' | wc -l)" -eq 1 ]
 	# it slept from SIGUSR1 until the capture stopped, seconds later
-	[ "$(raw offopen | awk '{ sub(/weight=/, "", $7); print $7 }')" -ge 2000000000 ]
+	[ "$(raw offopen | awk '$6 == "kind=offcpu-blocked" { sub(/weight=/, "", $7); print $7 }')" -ge 2000000000 ]
 }
 
 @test "probes: 1000 write() calls and 500 calls of a function, counted exactly" {
@@ -227,6 +238,16 @@ ksym_range() {
 	[ "$n" -ge 100 ] && [ "$n" -le 200 ]
 	[ $(( n + lost )) -eq 1000 ]
 	dump p3 | tail -1 | grep -q "^end samples=$n lost=$lost "
+}
+
+@test "probes: a full ring buffer loses samples, and says how many" {
+	local n lost
+	n=$(raw p4 | wc -l)
+	lost=$(dump p4 | awk '$1 == "lost" && $3 == "reason=ringbuf" { sub(/count=/, "", $4); s += $4 } END { print s + 0 }')
+	echo "kept $n, lost $lost"
+	[ "$lost" -gt 0 ]
+	[ $(( n + lost )) -eq 1000 ]
+	dump p4 | tail -1 | grep -q "^end samples=$n lost=$lost "
 }
 
 @test "irqoff: gaps reported are longer than 1.1 timer periods" {

@@ -22,7 +22,8 @@ bad_value() {
 	for o in --freq --duration --stack-size --kernel-only --backend \
 		--require-pmu --pid --tid --comm --cgroup --container --cpu \
 		--offcpu --offcpu-phase --offcpu-min --probe --probe-rate \
-		--irqoff --stats; do
+		--irqoff --stats --stats-file --stats-interval --offcpu-stack-size \
+		--ringbuf-size; do
 		[[ "$output" == *"$o"* ]] || { echo "missing $o"; return 1; }
 	done
 }
@@ -39,6 +40,9 @@ bad_value() {
 	bad_value "--stack-size '68K'" --stack-size 68K
 	bad_value "--stack-size 'big'" --stack-size big
 	bad_value "--backend 'ebpf'" --backend ebpf
+	bad_value "--stats-interval 'often'" --stats-interval often
+	bad_value "--ringbuf-size '100K'" --ringbuf-size 100K
+	bad_value "--ringbuf-size '4K'" --ringbuf-size 4K
 }
 
 @test "capture: invalid filter values exit 2 with one line" {

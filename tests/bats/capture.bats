@@ -49,7 +49,11 @@ setup_file() {
 	# CPU 0 for the spinner whose samples are counted, CPU 1 for the rest
 	start_bg spin "$WL/chain_fp" --seconds 20 --pin 0
 	start_bg thr "$WL/chain_fp" --seconds 20 --threads 1 --pin 1
-	start_bg nofp "$WL/chain_nofp" --seconds 20 --pin 1
+	# a name no other test's workload has, for --comm
+	COMM=capcomm$(( RANDOM % 100000 ))
+	cp "$WL/chain_nofp" "$T/$COMM"
+	echo "$COMM" > "$T/comm.name"
+	start_bg nofp "$T/$COMM" --seconds 20 --pin 1
 	start_bg cgw "$WL/chain_fp" --seconds 20 --pin 1
 	start_bg ctw "$WL/chain_fp" --seconds 20 --pin 1
 
@@ -72,15 +76,18 @@ setup_file() {
 	cap full --duration 10
 	cap cpu0 --duration 10 --cpu 0
 	cap cpu1 --duration 10 --cpu 1
-	cap pid --duration 4 --pid "$thr"
-	cap tid --duration 4 --tid "$worker"
-	cap comm --duration 4 --comm chain_nofp
-	cap cgroup --duration 4 --cgroup "$CG/plain"
-	cap container --duration 4 --container "${cid:0:12}"
-	cap perf --duration 4 --backend perf --pid "$thr"
+	# the filters' captures run as long as the whole-host ones, so that
+	# each selected task gets samples on a busy machine too
+	cap pid --duration 8 --pid "$thr"
+	cap tid --duration 8 --tid "$worker"
+	cap comm --duration 8 --comm "$COMM"
+	cap cgroup --duration 8 --cgroup "$CG/plain"
+	cap container --duration 8 --container "${cid:0:12}"
+	cap perf --duration 8 --backend perf --pid "$thr"
 	cap konly --duration 4 --kernel-only --pid "$(pidof_wl spin)"
-	cap stack4k --duration 4 --stack-size 4K --pid "$thr"
-	cap stats --duration 4 --stats --pid "$(pidof_wl spin)"
+	cap stack4k --duration 8 --stack-size 4K --pid "$thr"
+	cap stats --duration 4 --stats --pid "$(pidof_wl spin)" \
+		--stats-file "$T/capture.stats" --stats-interval 1s
 	for c in full cpu0 cpu1 pid tid comm cgroup container perf konly \
 		stack4k stats; do
 		wait_for 30 cap_attached $c
@@ -88,7 +95,7 @@ setup_file() {
 	cpu_ticks "$(pidof_wl spin)" > "$T/spin.ticks0"
 
 	# a process born and gone during the capture
-	"$WL/chain_fp" --seconds 0.3 > "$T/short.out" 3>&-
+	"$WL/chain_fp" --seconds 1 > "$T/short.out" 3>&-
 	awk '/^ready /{print $2; exit}' "$T/short.out" > "$T/short.pid"
 
 	cap_wait full
@@ -128,17 +135,19 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 }
 
 @test "capture: a spinner pinned to CPU 0 gets --freq samples per CPU-second, all on CPU 0" {
-	local spin n ticks expect
+	local spin n ticks expect tol
 	spin=$(pidof_wl spin)
 	n=$(raw full | awk -v p="pid=$spin" '$3 == p && $6 == "kind=oncpu"' | wc -l)
 	ticks=$(( $(cat "$T/spin.ticks1") - $(cat "$T/spin.ticks0") ))
 	# 49 Hz x the CPU time it got (100 ticks/s): 490 on an idle machine;
 	# on a busy one it gets less CPU and fewer samples
 	expect=$(( 49 * ticks / 100 ))
-	echo "spinner: $n samples, $ticks ticks of CPU, expected $expect +-30%"
-	[ "$ticks" -ge 100 ]
-	[ "$n" -ge $(( expect * 70 / 100 )) ]
-	[ "$n" -le $(( expect * 130 / 100 )) ]
+	# +-30%, and never less than +-8 samples when it got little CPU
+	tol=$(( expect * 30 / 100 < 8 ? 8 : expect * 30 / 100 ))
+	echo "spinner: $n samples, $ticks ticks of CPU, expected $expect +-$tol"
+	[ "$ticks" -ge 30 ]
+	[ "$n" -ge $(( expect - tol )) ]
+	[ "$n" -le $(( expect + tol )) ]
 	run bash -c "$(declare -f dump raw); T=$T CPA_BUILDDIR=$CPA_BUILDDIR; raw full | awk -v p='pid=$spin' '\$3 == p && \$5 != \"cpu=0\"' | wc -l"
 	[ "$output" -eq 0 ]
 }
@@ -161,29 +170,29 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 	local thr worker
 	thr=$(pidof_wl thr); worker=$(cat "$T/worker.tid")
 	raw pid | awk '{print $3, $4}' | sort | uniq -c
-	[ "$(raw pid | wc -l)" -gt 20 ]
+	[ "$(raw pid | wc -l)" -gt 10 ]
 	[ "$(raw pid | awk -v p="pid=$thr" '$3 != p' | wc -l)" -eq 0 ]
-	[ "$(raw pid | awk -v t="tid=$worker" '$4 == t' | wc -l)" -gt 5 ]
-	[ "$(raw pid | awk -v t="tid=$thr" '$4 == t' | wc -l)" -gt 5 ]
+	[ "$(raw pid | awk -v t="tid=$worker" '$4 == t' | wc -l)" -gt 3 ]
+	[ "$(raw pid | awk -v t="tid=$thr" '$4 == t' | wc -l)" -gt 3 ]
 	# the worker's frame-pointer chain: hot_leaf, level_b, level_a, run,
 	# worker_main, libc
-	[ "$(raw pid | awk -v t="tid=$worker" '$4 == t && $13 !~ /^nu=[0-4]$/' | wc -l)" -gt 5 ]
+	[ "$(raw pid | awk -v t="tid=$worker" '$4 == t && $13 !~ /^nu=[0-4]$/' | wc -l)" -gt 3 ]
 }
 
 @test "capture: --tid captures only that thread" {
 	local worker
 	worker=$(cat "$T/worker.tid")
-	[ "$(raw tid | wc -l)" -gt 5 ]
+	[ "$(raw tid | wc -l)" -gt 3 ]
 	[ "$(raw tid | awk -v t="tid=$worker" '$4 != t' | wc -l)" -eq 0 ]
 }
 
 @test "capture: --comm selects the tasks with that name" {
-	local nofp
-	nofp=$(pidof_wl nofp)
+	local nofp comm
+	nofp=$(pidof_wl nofp); comm=$(cat "$T/comm.name")
 	raw comm | awk '{print $3, $10, $11}' | sort | uniq -c
-	[ "$(raw comm | wc -l)" -gt 5 ]
+	[ "$(raw comm | wc -l)" -gt 3 ]
 	[ "$(raw comm | awk -v p="pid=$nofp" '$3 != p' | wc -l)" -eq 0 ]
-	[ "$(raw comm | awk '$10 != "comm=chain_nofp" && $11 != "pcomm=chain_nofp"' | wc -l)" -eq 0 ]
+	[ "$(raw comm | awk -v c="$comm" '$10 != "comm=" c && $11 != "pcomm=" c' | wc -l)" -eq 0 ]
 }
 
 @test "capture: --cgroup selects the tasks of a cgroup the test created" {
@@ -191,7 +200,7 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 	cgw=$(pidof_wl cgw)
 	id=$(stat -c %i "$(cat "$T/cg.path")/plain")
 	raw cgroup | awk '{print $3, $8}' | sort | uniq -c
-	[ "$(raw cgroup | wc -l)" -gt 5 ]
+	[ "$(raw cgroup | wc -l)" -gt 3 ]
 	[ "$(raw cgroup | awk -v p="pid=$cgw" '$3 != p' | wc -l)" -eq 0 ]
 	[ "$(raw cgroup | awk -v c="cgroup=$id" '$8 != c' | wc -l)" -eq 0 ]
 }
@@ -200,7 +209,7 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 	local ctw
 	ctw=$(pidof_wl ctw)
 	raw container | awk '{print $3}' | sort | uniq -c
-	[ "$(raw container | wc -l)" -gt 5 ]
+	[ "$(raw container | wc -l)" -gt 3 ]
 	[ "$(raw container | awk -v p="pid=$ctw" '$3 != p' | wc -l)" -eq 0 ]
 }
 
@@ -220,7 +229,7 @@ chains() {
 	local thr
 	thr=$(pidof_wl thr)
 	grep -q 'backend perf' "$T/perf.err"
-	[ "$(raw perf | wc -l)" -gt 20 ]
+	[ "$(raw perf | wc -l)" -gt 10 ]
 	[ "$(raw perf | awk -v p="pid=$thr" '$3 != p' | wc -l)" -eq 0 ]
 	echo "bpf:"; chains pid
 	echo "perf:"; chains perf
@@ -231,7 +240,7 @@ chains() {
 }
 
 @test "capture: --kernel-only sends kernel stacks only" {
-	[ "$(raw konly | wc -l)" -gt 5 ]
+	[ "$(raw konly | wc -l)" -gt 3 ]
 	[ "$(raw konly | awk '$13 != "nu=0" || $14 != "nregs=0" || $15 != "stack=0"' | wc -l)" -eq 0 ]
 	dump konly | grep -qx 'meta stack_size=0'
 }
@@ -254,11 +263,20 @@ chains() {
 	spin=$(pidof_wl spin); short=$(pidof_wl short)
 	dump full | grep -q "^task .* event=seen pid=$spin tid=$spin .* comm=chain_fp$"
 	dump full | grep -q "^mmap .* pid=$spin .*path=$CPA_BUILDDIR/tests/workloads/chain_fp$"
+	# the build id read from the file at start is the one the kernel
+	# reports for a new mapping of the same file
+	local id_seen id_new
+	id_seen=$(dump full | grep "^mmap .* pid=$spin .*path=$CPA_BUILDDIR/tests/workloads/chain_fp$" | sed -n 's/.* buildid=\([0-9a-f]*\) .*/\1/p' | sort -u)
+	id_new=$(dump full | grep "^mmap .* pid=$short .*path=$CPA_BUILDDIR/tests/workloads/chain_fp$" | sed -n 's/.* buildid=\([0-9a-f]*\) .*/\1/p' | sort -u)
+	echo "build id at start: $id_seen, from the kernel: $id_new"
+	[ "${#id_seen}" -eq 40 ]
+	[ "$id_seen" = "$id_new" ]
 	dump full | grep -E " pid=$short " | cut -c1-200 | awk '{print $1, $3, $4, $5}' | uniq -c
 	local exec mmap first last exit
 	exec=$(dump full | grep -n "^task .* event=exec pid=$short .*comm=chain_fp$" | cut -d: -f1 | head -1)
 	mmap=$(dump full | grep -n "^mmap .* pid=$short .*buildid=[0-9a-f]\{40\} path=$CPA_BUILDDIR/tests/workloads/chain_fp$" | cut -d: -f1 | head -1)
-	first=$(dump full | grep -n "^raw .* pid=$short " | cut -d: -f1 | head -1)
+	# (before the exec the child is the shell that forked it)
+	first=$(dump full | grep -n "^raw .* pid=$short .* comm=chain_fp " | cut -d: -f1 | head -1)
 	last=$(dump full | grep -n "^raw .* pid=$short " | cut -d: -f1 | tail -1)
 	exit=$(dump full | grep -n "^task .* event=exit pid=$short " | cut -d: -f1 | head -1)
 	echo "exec $exec, mmap $mmap, samples $first..$last, exit $exit"
@@ -289,6 +307,16 @@ chains() {
 	grep -qE '^cpa-capture: [0-9.]+ s, [0-9]+ samples \([0-9.]+/s\)' "$T/stats.err"
 	grep -qE '^cpa-capture:   lost' "$T/stats.err"
 	grep -qE '^cpa-capture: bpf on_cpu: [1-9][0-9]* runs, [0-9]+ ns/run' "$T/stats.err"
+}
+
+@test "capture: --stats-file keeps self statistics for cpa status" {
+	cat "$T/capture.stats"
+	grep -qx 'tool=cpa-capture' "$T/capture.stats"
+	grep -qx "samples=$(raw stats | wc -l)" "$T/capture.stats"
+	grep -qx 'lost=0' "$T/capture.stats"
+	[ "$(sed -n 's/^bpf_run_ns=//p' "$T/capture.stats")" -gt 0 ]
+	# and a line on stderr every --stats-interval
+	[ "$(grep -c '^cpa-capture: stats: cpu ' "$T/stats.err")" -ge 3 ]
 }
 
 @test "capture: SIGTERM and SIGINT end the stream with its END record" {

@@ -30,10 +30,11 @@ setup() {
 	MKSTREAM="$CPA_BUILDDIR/cpa-render/mkstream"
 }
 
-@test "svg and html work in headless chromium: search, zoom, time range" {
+@test "svg, icicle and html work in headless chromium: search, zoom, time range" {
 	printf '%s\n' 'main;run;level_a;hot 70' 'main;run;level_b 20' \
 		'main;idle 10' > "$BATS_TEST_TMPDIR/p.folded"
 	cpa-render "$BATS_TEST_TMPDIR/p.folded" > "$BATS_TEST_TMPDIR/p.svg"
+	cpa-render --inverted "$BATS_TEST_TMPDIR/p.folded" > "$BATS_TEST_TMPDIR/i.svg"
 
 	# 60 samples of app in second 0, 30 of db in second 1 (20 sort,
 	# 10 scan), 10 of app idle in second 2; 10 ms apart
@@ -49,7 +50,7 @@ setup() {
 	cpa-render --format html "$BATS_TEST_TMPDIR/s.cpa" > "$BATS_TEST_TMPDIR/s.html"
 
 	run node "$BROWSER_DIR/render.test.js" "$BATS_TEST_TMPDIR/p.svg" \
-		"$BATS_TEST_TMPDIR/s.html"
+		"$BATS_TEST_TMPDIR/s.html" "$BATS_TEST_TMPDIR/i.svg"
 	echo "$output"
 	[ "$status" -eq 0 ]
 }

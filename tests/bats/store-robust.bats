@@ -116,8 +116,10 @@ query_total_is() {	# query_total_is DIR N
 	expect "$T/truth1" 0 99999999999 1 comm >"$T/want1"
 	cpa-query --dir "$MNT/s" >"$T/got"
 	same_lines "$T/got" "$T/want1"
-	# fill the disk
+	# fill the disk, to the last page
 	dd if=/dev/zero of="$MNT/filler" bs=64k 2>/dev/null || true
+	dd if=/dev/zero of="$MNT/filler2" bs=4k 2>/dev/null || true
+	[ "$(df --output=avail -B1 "$MNT" | tail -1)" -lt 4096 ]
 	mkfifo "$T/fifo"
 	cpa-store --dir "$MNT/s" --flush 100ms --grace 50ms --stats <"$T/fifo" 2>"$T/err" &
 	STORE_PID=$!
@@ -134,7 +136,7 @@ query_total_is() {	# query_total_is DIR N
 	cpa-query --dir "$MNT/s" >"$T/got"
 	same_lines "$T/got" "$T/want1"
 	# free the space: the backlog is written at the next tick
-	rm "$MNT/filler"
+	rm "$MNT/filler" "$MNT/filler2"
 	cat "$T/truth1" "$T/truth2" >"$T/truth"
 	want=$(awk -F'\t' '{s+=$13} END {printf "%d\n", s}' "$T/truth")
 	wait_for 10 query_total_is "$MNT/s" "$want"
@@ -283,6 +285,10 @@ read_at_least() {	# read_at_least PID BYTES: the process has read that much
 }
 
 @test "store: memory stays bounded by the segment, not the length of history" {
+	# AddressSanitizer keeps freed memory in quarantine: RSS says nothing
+	if ldd "$(command -v cpa-store)" | grep -q libasan; then
+		skip "sanitized build"
+	fi
 	rss() {	# rss MINUTES: peak KiB of cpa-store for that much history
 		"$GEN" --duration $(($1 * 60)) --rate 98 --stacks 20000 --procs 40 |
 			/usr/bin/time -f %M cpa-store --dir "$T/s$1" --segment 5m 2>&1 >/dev/null | tail -1

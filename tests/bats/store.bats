@@ -21,6 +21,15 @@ setup() {
 	done
 	# no sample lost or doubled: the totals agree too
 	[ "$(total "$T/got")" = "$(awk -F'\t' '{s+=$13} END {printf "%d\n", s}' "$T/truth")" ]
+	# the segment says what it holds: format, host, kernel, units and
+	# the capture's own meta
+	meta=$(ls -d "$T"/s/*Z)/meta
+	grep -qx 'format=1.0' "$meta"
+	grep -qx "host=$(uname -n)" "$meta"
+	grep -qx "kernel=$(uname -r)" "$meta"
+	grep -q '^units=oncpu:samples,offcpu-blocked:ns,' "$meta"
+	grep -qx 'stream.frequency=100' "$meta"
+	grep -q '^writer=cpa-store ' "$meta"
 }
 
 @test "store: ranges select exactly the windows they overlap, at and between boundaries" {

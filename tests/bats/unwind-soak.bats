@@ -31,17 +31,18 @@ rss_kb() {
 	sleep 1
 	unwind=$(pgrep -n -x cpa-unwind)
 	early=0 late=0
-	for i in $(seq 1 $(( SOAK_SECONDS / 5 ))); do
+	for i in $(seq 1 $(( SOAK_SECONDS / 5 - 1 ))); do
 		sleep 5
 		r=$(rss_kb "$unwind")
 		[ "$i" -eq $(( SOAK_SECONDS / 15 )) ] && early=$r
-		late=$r
+		[ "$r" -gt "$late" ] && late=$r
 	done
 	wait_for 30 grep -q 'latency per sample' "$T/stats"
 	cat "$T/stats"
-	echo "RSS at a third: ${early} KB, at the end: ${late} KB"
-	# the later two thirds may not double what the first third reached
-	[ "$late" -le $(( early * 2 + 16384 )) ]
+	echo "RSS at a third: ${early} KB, highest: ${late} KB"
+	# the ELF cache is bounded at 64M; dictionaries, process state and
+	# buffers must fit in as much again
+	[ "$late" -le $(( 2 * 65536 )) ]
 	live=$(awk '/processes/ { print $2 }' "$T/stats")
 	echo "processes still held: $live"
 	[ "$live" -lt 2000 ]

@@ -52,6 +52,17 @@ teardown() {
 	grep -q 'latency per sample' "$T/stats"
 }
 
+@test "--stats-file keeps self statistics as key=value lines" {
+	"$WL/selfsnap" --samples 7 >"$T/s.cpa"
+	cpa-unwind --stats-file "$T/unwind.stats" <"$T/s.cpa" >/dev/null 2>"$T/err"
+	cat "$T/unwind.stats"
+	grep -qx 'tool=cpa-unwind' "$T/unwind.stats"
+	grep -qx 'samples=7' "$T/unwind.stats"
+	grep -qx 'chain_dwarf=7' "$T/unwind.stats"
+	grep -qx 'walk_outermost=7' "$T/unwind.stats"
+	grep -q '^unwind_latency_p99_ns=[1-9]' "$T/unwind.stats"
+}
+
 @test "a snapshot cut by the size limit gets a [truncated] root" {
 	"$WL/selfsnap" --stack-size 256 >"$T/s.cpa"
 	run cpa-unwind --folded "$T/s.cpa"
@@ -69,6 +80,26 @@ teardown() {
 	! grep -q ';main;run;level_a' <<<"$output"
 	# the walks ended for a reason other than reaching the root
 	grep -q 'dwarf walks .*\(bad-stack\|no-mapping\|no-cfi\|truncated\)=' <<<"$output"
+}
+
+@test "best-of: a whole frame-pointer chain wins over a broken DWARF walk" {
+	# garbage stack bytes break the DWARF walk; the FP chain is whole
+	"$WL/selfsnap" --garbage --fp-chain --samples 3 >"$T/s.cpa"
+	run cpa-unwind --folded --stats "$T/s.cpa"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	# (under a sanitizer, backtrace(3)'s interceptor adds a leaf frame)
+	[ "$(grep -c "^selfsnap;_start;.*;$CHAIN\(;[^ ]*\)\? 1$" <<<"$output")" -eq 3 ]
+	grep -q 'chain chosen .*dwarf=0 fp=3' <<<"$output"
+	# an intact stack: both whole, DWARF preferred
+	"$WL/selfsnap" --fp-chain >"$T/ok.cpa"
+	run cpa-unwind --folded --stats "$T/ok.cpa"
+	grep -q 'chain chosen .*dwarf=1 fp=0' <<<"$output"
+	# forced modes
+	run cpa-unwind --folded --unwind dwarf "$T/s.cpa"
+	! grep -q ';main;run;' <<<"$output"
+	run cpa-unwind --folded --unwind fp "$T/ok.cpa"
+	grep -q ";$CHAIN\(;[^ ]*\)\? 1$" <<<"$output"
 }
 
 @test "without MMAP records the mappings come from /proc/PID/maps" {
@@ -136,7 +167,7 @@ teardown() {
 	[ "$status" -eq 0 ]
 	echo "$output"
 	# 5 frames of the binary, each as module+offset, below libc's names
-	grep -q '__libc_start_call_main;\(stripped_snap+0x[0-9a-f]*;\)\{4\}stripped_snap+0x[0-9a-f]* 1$' <<<"$output"
+	grep -q '^selfsnap;stripped_snap+0x[0-9a-f]*;.*;\(stripped_snap+0x[0-9a-f]*;\)\{4\}stripped_snap+0x[0-9a-f]* 1$' <<<"$output"
 	# _start and the program's five functions, in both samples
 	grep -q 'unresolved  *user=12 ' <<<"$output"
 }
@@ -206,12 +237,17 @@ teardown() {
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"byte 16"* ]]
-	# an MMAP payload too short for its fixed part
-	{ head -c 16 "$T/s.cpa"; printf '\x03\x00\x00\x00\x04\x00\x00\x00abcd'; } >"$T/short.cpa"
+	# an MMAP payload too short for its fixed part, after a good sample:
+	# the sample is kept, the output has no END (downstream sees the cut)
+	{ head -c -32 "$T/s.cpa"; printf '\x03\x00\x00\x00\x04\x00\x00\x00abcd'; } >"$T/short.cpa"
 	run cpa-unwind "$T/short.cpa"
-	echo "$output"
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"byte 16"* ]]
+	[[ "$output" == *"short.cpa: byte "*"mmap"* ]]
+	cpa-unwind <"$T/short.cpa" 2>/dev/null | "$CPA_BUILDDIR/tests/tools/cpa-dump" >"$T/dump" 2>&1 || true
+	cat "$T/dump"
+	grep -q '^sample ' "$T/dump"
+	! grep -q '^end ' "$T/dump"
+	grep -q 'without an end record' "$T/dump"
 }
 
 @test "unknown records pass through unchanged; lost records too" {
@@ -295,6 +331,9 @@ teardown() {
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ replayed\ [1-9] ]]
 	run "$CPA_BUILDDIR/tests/fuzz/unwind_perfmap_replay" "$CPA_SRCDIR/tests/fuzz/corpus/unwind_perfmap"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ replayed\ [1-9] ]]
+	run "$CPA_BUILDDIR/tests/fuzz/unwind_stream_replay" "$CPA_SRCDIR/tests/fuzz/corpus/unwind_stream"
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ replayed\ [1-9] ]]
 }

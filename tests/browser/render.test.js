@@ -6,18 +6,19 @@
  * a zoomed URL, and on the HTML page drag across the heatmap to select a
  * time range. After each step it checks what is drawn.
  *
- * usage: render.test.js SVG HTML
- *   SVG  from the folded profile in tests/bats/render-browser.bats
- *   HTML from that test's stream (samples at known seconds)
+ * usage: render.test.js SVG HTML ICICLE
+ *   SVG     from the folded profile in tests/bats/render-browser.bats
+ *   HTML    from that test's stream (samples at known seconds)
+ *   ICICLE  the folded profile again, with --inverted
  * Prints TAP; exits non-zero on the first failure.
  */
 "use strict";
 const path = require("path");
 const { chromium } = require("playwright-core");
 
-const [svgPath, htmlPath] = process.argv.slice(2);
-if (!svgPath || !htmlPath) {
-	console.error("usage: render.test.js SVG HTML");
+const [svgPath, htmlPath, iciclePath] = process.argv.slice(2);
+if (!svgPath || !htmlPath || !iciclePath) {
+	console.error("usage: render.test.js SVG HTML ICICLE");
 	process.exit(2);
 }
 
@@ -43,6 +44,7 @@ async function frame(page, name) {
 			return {
 				title: t,
 				x: parseFloat(r.getAttribute("x")),
+				y: parseFloat(r.getAttribute("y")),
 				w: parseFloat(r.getAttribute("width")),
 				fill: r.getAttribute("fill"),
 				label: g.querySelector("text").textContent,
@@ -160,6 +162,30 @@ async function testSvg(browser) {
 	await page.close();
 }
 
+/* An icicle graph zooms the same way, upside down. */
+async function testIcicle(browser) {
+	const page = await browser.newPage();
+	const errors = [];
+	page.on("pageerror", (e) => errors.push(e.message));
+	await page.goto("file://" + path.resolve(iciclePath));
+	const before = await frame(page, "level_a");
+	await (await rectOf(page, "run")).click();
+	const run = await frame(page, "run"), la = await frame(page, "level_a");
+	ok(near(run.x, 10) && near(run.w, 1180) && near(la.w, 826 * 1180 / 1062),
+	   "icicle: zoom fills the width and scales callees", [run, la]);
+	ok((await frame(page, "main")).parent && (await frame(page, "all")).parent,
+	   "icicle: callers above are dimmed");
+	ok((await frame(page, "idle")).hidden, "icicle: others hidden");
+	ok(near(la.y, before.y) && before.y > run.y,
+	   "icicle: callees stay below their caller", [before, la, run]);
+	await (await rectOf(page, "all")).click();
+	ok(near((await frame(page, "run")).w, 1062) &&
+	   !(await frame(page, "idle")).hidden,
+	   "icicle: clicking the root resets the zoom");
+	ok(errors.length === 0, "icicle: no script errors", errors);
+	await page.close();
+}
+
 async function heatCells(page) {
 	return page.evaluate(() => Array.from(
 		document.querySelectorAll("#heatmap rect[data-cell]"))
@@ -244,6 +270,7 @@ async function testHtml(browser) {
 	let failed = false;
 	try {
 		await testSvg(browser);
+		await testIcicle(browser);
 		await testHtml(browser);
 	} catch (e) {
 		failed = true;

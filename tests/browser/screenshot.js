@@ -86,6 +86,9 @@ const [input, out] = pos;
 	const size = await page.evaluate((text) => {
 		const el = text ? document.querySelector("pre") :
 			document.documentElement;
+		if (el.tagName === "svg")	/* a standalone SVG: its own size */
+			return { width: Math.ceil(el.width.baseVal.value),
+				 height: Math.ceil(el.height.baseVal.value) };
 		const r = el.getBoundingClientRect();
 		return { width: Math.ceil(Math.max(r.width, el.scrollWidth)),
 			 height: Math.ceil(Math.max(r.height, el.scrollHeight)) };

@@ -119,6 +119,9 @@ static int dump(const struct cpa_record *rec, char *err, size_t errlen)
 		       (int)m.value_len, m.value);
 		return 0;
 	}
+	case CPA_REC_RESET:
+		printf("reset\n");
+		return 0;
 	case CPA_REC_END: {
 		struct cpa_end e;
 		if (cpa_decode_end(rec, &e, err, errlen))

@@ -5,7 +5,7 @@
  *
  *   gen-stream [--start SEC] [--duration SEC] [--rate N] [--seed N]
  *              [--stacks N] [--procs N] [--offcpu PCT] [--truth FILE]
- *              [--folded] [--no-end] [--pace MS]
+ *              [--truth-from SEC] [--folded] [--no-end] [--pace MS]
  *
  * Samples are spread evenly over [start, start + duration) at --rate per
  * second. Each comes from one of --procs processes (pid 1000+p, comm
@@ -13,7 +13,8 @@
  * stack drawn, skewed towards the first, from a pool of --stacks stacks.
  * --truth writes one tab-separated line per sample:
  *   SEC NSEC KIND PID TID CPU CGROUP COMM THREAD CONTAINER ENV STACK WEIGHT
- * which the tests aggregate independently of cpa-query. --folded writes
+ * which the tests aggregate independently of cpa-query (--truth-from:
+ * only for samples from epoch second SEC on). --folded writes
  * "comm;stack weight" lines instead of a stream. --pace sleeps MS after
  * each second of samples, so a reader can watch a live writer.
  */
@@ -28,6 +29,7 @@
 
 struct gen {
 	uint64_t start_s, duration_s, rate, seed, nstacks, nprocs;
+	uint64_t truth_from_s;
 	unsigned offcpu_pct, pace_ms;
 	const char *truth;
 	int folded, no_end;
@@ -67,8 +69,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: gen-stream [--start SEC] [--duration SEC] "
 			"[--rate N] [--seed N] [--stacks N] [--procs N] "
-			"[--offcpu PCT] [--truth FILE] [--folded] [--no-end] "
-			"[--pace MS]\n");
+			"[--offcpu PCT] [--truth FILE] [--truth-from SEC] "
+			"[--folded] [--no-end] [--pace MS]\n");
 	exit(2);
 }
 
@@ -96,6 +98,7 @@ int main(int argc, char **argv)
 		NUM("--procs", nprocs)
 		NUM("--offcpu", offcpu_pct)
 		NUM("--pace", pace_ms)
+		NUM("--truth-from", truth_from_s)
 #undef NUM
 		if (!strcmp(a, "--truth") && v) {
 			g.truth = v;
@@ -152,10 +155,12 @@ int main(int argc, char **argv)
 		uint32_t pid = 1000 + p, tid = pid + th;
 		int depth = make_stack(k, frames, 16);
 
-		if (truth) {
+		if (truth && t / 1000000000ull >= g.truth_from_s) {
+			uint64_t sec = t / 1000000000ull;
+			uint64_t nsec = t % 1000000000ull;
 			fprintf(truth, "%" PRIu64 "\t%" PRIu64 "\t%d\t%u\t%u\t%u"
-				"\t%u\t%s\t%s\t%s\t%s\t", (uint64_t)(t / 1000000000ull),
-				(uint64_t)(t % 1000000000ull), kind, pid, tid, cpu,
+				"\t%u\t%s\t%s\t%s\t%s\t", sec, nsec, kind, pid,
+				tid, cpu,
 				100 + p, comm, thread, container, env);
 			for (int f = 0; f < depth; f++)
 				fprintf(truth, "%s%s", f ? ";" : "", frames[f]);

@@ -178,7 +178,8 @@ static void test_segment(const char *dir)
 	/* a torn last entry: the first commit stays readable */
 	char file[300];
 	snprintf(file, sizeof(file), "%s/index", path);
-	CHECK(truncate(file, CPA_STORE_FILE_HEADER + CPA_STORE_INDEX_ENTRY + 10) == 0);
+	CHECK(truncate(file, CPA_STORE_FILE_HEADER +
+			       CPA_STORE_INDEX_ENTRY + 10) == 0);
 	CHECK(cpa_segment_info_read(path, &si, err, sizeof(err)) == 0);
 	CHECK(si.n_idx == 1 && si.torn_bytes == 10);
 	CHECK(si.valid_data < si.data_size);

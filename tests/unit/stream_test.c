@@ -231,7 +231,7 @@ static void test_framing_errors(void)
 	EXPECT_READ_ERROR(good, 10, "truncated stream header");
 	memcpy(good, one, 16);
 	good[4] = 9;
-	EXPECT_READ_ERROR(good, 16, "version 9.0 not supported");
+	EXPECT_READ_ERROR(good, 16, "stream version 9.1 not supported");
 	memcpy(good, one, 16);
 	good[8] = 3;
 	EXPECT_READ_ERROR(good, 16, "bad header length");
@@ -509,6 +509,66 @@ static void test_dict(void)
 	cpa_dict_free(&d);
 }
 
+/* A RESET record starts the dictionaries over on both sides. */
+static void test_reset(void)
+{
+	int fd = memfd_with(NULL, 0);
+	struct cpa_symwriter sw;
+	cpa_symw_init(&sw, fd);
+	uint32_t a = cpa_symw_cstr(&sw, "old");
+	uint32_t st = cpa_symw_stack(&sw, &a, 1);
+	struct cpa_sample s1 = {.stack_id = st, .comm_id = a, .weight = 1};
+	cpa_write_sample(&sw.w, &s1);
+	size_t before = cpa_symw_bytes(&sw);
+	CHECK(before > 0);
+	CHECK(cpa_symw_reset(&sw) == 0);
+	uint32_t b = cpa_symw_cstr(&sw, "new");
+	CHECK(b == 1);	/* ids start over */
+	CHECK(cpa_symw_cstr(&sw, "old") == 2);
+	uint32_t st2 = cpa_symw_stack(&sw, &b, 1);
+	CHECK(st2 == 1);
+	struct cpa_sample s2 = {.stack_id = st2, .comm_id = b, .weight = 2};
+	cpa_write_sample(&sw.w, &s2);
+	cpa_write_end(&sw.w);
+	cpa_symw_free(&sw);
+
+	lseek(fd, 0, SEEK_SET);
+	struct cpa_reader r;
+	struct cpa_record rec;
+	struct cpa_dict d;
+	char err[256];
+	cpa_dict_init(&d);
+	CHECK(cpa_reader_init(&r, fd, "reset", NULL, 0) == 0);
+	char *leaves[2] = {NULL, NULL};
+	int n = 0, resets = 0;
+	while (cpa_reader_next(&r, &rec) == 1) {
+		int k = cpa_dict_add(&d, &rec, err, sizeof(err));
+		CHECK(k >= 0);
+		resets += rec.type == CPA_REC_RESET;
+		if (rec.type == CPA_REC_SAMPLE && n < 2) {
+			struct cpa_sample s;
+			uint32_t nf;
+			cpa_decode_sample(&rec, &s, err, sizeof(err));
+			const uint32_t *f = cpa_dict_stack(&d, s.stack_id, &nf);
+			leaves[n++] = f ? strdup(cpa_dict_string(&d, f[0], NULL))
+					: NULL;
+		}
+	}
+	CHECK(resets == 1 && n == 2);
+	CHECK_STR(leaves[0], "old");
+	CHECK_STR(leaves[1], "new");
+	free(leaves[0]);
+	free(leaves[1]);
+	/* a RESET with a payload is malformed */
+	struct cpa_record bad = {.type = CPA_REC_RESET, .len = 1,
+				 .payload = (const uint8_t *)"x", .offset = 9};
+	CHECK(cpa_dict_add(&d, &bad, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "byte 9: reset record") != NULL);
+	cpa_reader_free(&r);
+	cpa_dict_free(&d);
+	close(fd);
+}
+
 static void test_names(void)
 {
 	for (int k = 0; k < CPA_KIND_COUNT; k++)
@@ -547,6 +607,7 @@ int main(void)
 	test_decode_errors();
 	test_writer_limits();
 	test_dict();
+	test_reset();
 	test_names();
 	return unit_done("stream_test");
 }

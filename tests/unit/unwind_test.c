@@ -4,8 +4,10 @@
  * real process: the DWARF walker over a hand-made CFI table and stack,
  * symbol lookup, perf map parsing and display names.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../cpa-unwind/demangle.h"
 #include "../../cpa-unwind/perfmap.h"
@@ -75,7 +77,7 @@ static void setup(struct fixture *f)
 	proc_add_mapping(f->procs, f->p, MAP_START, MAP_START + 0x10000, 0,
 			 "/bin/fake", 9, NULL, 0);
 	f->p->maps[0].obj = &f->obj;
-	f->p->maps[0].state = MAP_RESOLVED;
+	f->p->maps[0].state = MAPPING_RESOLVED;
 }
 
 static void teardown(struct fixture *f)
@@ -279,8 +281,57 @@ static void test_names(void)
 	check_name("a;b\nc", true, false, "a_b_c");
 }
 
-int main(void)
+/*
+ * The one-pass interpreter (cfi_exec.c) must compile exactly the table
+ * libdw's interpretation gives, row for row, on real objects.
+ */
+static void compare_engines(const char *path)
 {
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return;	/* not on this system */
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	struct cfi_table fast, ref;
+	CHECK(cfi_compile_engine(elf, elf, &fast, CFI_ENGINE_FAST) == 0);
+	CHECK(cfi_compile_engine(elf, elf, &ref, CFI_ENGINE_LIBDW) == 0);
+	CHECK(fast.n > 0);
+	CHECK(fast.n == ref.n && fast.base == ref.base && fast.end == ref.end);
+	uint32_t n = fast.n < ref.n ? fast.n : ref.n, bad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!memcmp(&fast.rows[i], &ref.rows[i], sizeof(fast.rows[i])))
+			continue;
+		if (bad++ < 3) {
+			const struct cfi_row *a = &fast.rows[i], *b = &ref.rows[i];
+			fprintf(stderr, "%s: row %u pc 0x%llx: fast %u/%d ra %u/%d bp %u/%d f%x, "
+				"libdw pc 0x%llx %u/%d ra %u/%d bp %u/%d f%x\n", path, i,
+				(unsigned long long)(fast.base + a->pc), a->cfa_rule, a->cfa_off,
+				a->ra_rule, a->ra_off, a->bp_rule, a->bp_off, a->flags,
+				(unsigned long long)(ref.base + b->pc), b->cfa_rule, b->cfa_off,
+				b->ra_rule, b->ra_off, b->bp_rule, b->bp_off, b->flags);
+		}
+	}
+	CHECK(bad == 0);
+	printf("%s: %u rows, %u FDEs, %u through libdw\n", path, fast.n,
+	       fast.fdes, fast.slow_fdes);
+	cfi_table_free(&fast);
+	cfi_table_free(&ref);
+	elf_end(elf);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	elf_version(EV_CURRENT);
+	if (argc > 1) {
+		for (int i = 1; i < argc; i++)
+			compare_engines(argv[i]);
+		return unit_done("unwind_test");
+	}
+	compare_engines("/proc/self/exe");
+	compare_engines("/lib/x86_64-linux-gnu/libc.so.6");
+	compare_engines("/lib64/ld-linux-x86-64.so.2");
+	compare_engines("/lib/x86_64-linux-gnu/libm.so.6");
+	compare_engines("/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
 	test_cfi_lookup();
 	test_walk();
 	test_symtab();

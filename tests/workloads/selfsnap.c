@@ -15,9 +15,12 @@
  *                 alive until killed, so /proc/PID can be read
  *   --kernel-ip A the sample also has one kernel frame at address A (hex)
  *   --exit-record end with a TASK exit record for this process
+ *   --fp-chain    give the sample a whole "frame-pointer" chain, taken
+ *                 with backtrace(3), as a binary with frame pointers would
  */
 
 #include <elf.h>
+#include <execinfo.h>
 #include <link.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +38,7 @@
 static struct cpa_writer w;
 static size_t stack_size = 16384;
 static uint64_t kernel_ip;
+static int fp_chain;
 static int garbage, use_qsort;
 static uint64_t stack_top;
 static uint8_t snap_buf[CPA_MAX_STACK_BYTES];
@@ -85,6 +89,13 @@ NOINLINE void snap_leaf(void)
 	/* what a frame-pointer walk of this binary would give: the PC */
 	s.n_user = 1;
 	s.user_ips[0] = ip;
+	if (fp_chain) {
+		void *bt[CPA_MAX_FRAMES];
+		int n = backtrace(bt, CPA_MAX_FRAMES);
+		for (int i = 0; i < n; i++)
+			s.user_ips[i] = (uint64_t)(uintptr_t)bt[i];
+		s.n_user = (uint16_t)n;
+	}
 	size_t len = stack_top - sp;
 	if (len > stack_size) {
 		len = stack_size;
@@ -234,6 +245,8 @@ int main(int argc, char **argv)
 			mmaps = 0;
 		else if (!strcmp(argv[i], "--hold"))
 			hold = 1;
+		else if (!strcmp(argv[i], "--fp-chain"))
+			fp_chain = 1;
 		else if (!strcmp(argv[i], "--exit-record"))
 			exit_record = 1;
 		else if (!strcmp(argv[i], "--kernel-ip") && i + 1 < argc)
