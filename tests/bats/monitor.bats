@@ -134,3 +134,20 @@ start_monitor() {
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"unknown option '--bogus-option'"* ]]
 }
+
+@test "CPA's option names: --oneshot writes one profile; show takes --read, --starttime, --output_prof" {
+	require_bpf
+	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 10
+	cpa monitor --oneshot --duration 2 --output_prof "$T/one.svg" 2>"$T/err"
+	xmllint --noout "$T/one.svg"
+	grep -q 'hot_leaf' "$T/one.svg"
+	printf 'app;main;run;leaf 5\n' | cpa-store --dir "$STORE"
+	cpa show --read "$STORE" --starttime @0 --endtime now --output_prof "$T/show.svg" 2>"$T/err"
+	grep -q 'leaf' "$T/show.svg"
+	run cpa show --read "$STORE" --use_cui
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--use_cui (CPA) has no equivalent"* ]]
+	run cpa monitor --persistent_day soon
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid --persistent_day 'soon'"* ]]
+}

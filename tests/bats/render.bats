@@ -476,3 +476,16 @@ need() {
 	[ "$status" -eq 0 ]
 	[[ "$output" =~ replayed\ [1-9] ]]
 }
+
+@test "a very deep stack renders in every format, in bounded output" {
+	awk 'BEGIN { for (i = 0; i < 100000; i++) printf "f%d;", i % 50; print "leaf 5" }' \
+		> "$T/in.folded"
+	for f in svg html text folded pprof; do
+		timeout 20 cpa-render --format "$f" "$T/in.folded" > "$T/out.$f"
+	done
+	xmllint --noout --huge "$T/out.svg"
+	# the tree stops indenting at 64 levels and says the depth instead
+	grep -q '^ 100.00%  100.00%              5  *\[100001\] leaf$' "$T/out.text"
+	[ "$(stat -c %s "$T/out.text")" -lt 30000000 ]
+	cmp "$T/in.folded" "$T/out.folded"
+}
