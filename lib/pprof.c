@@ -308,8 +308,8 @@ static void encode(struct cpa_pprof *p, struct buf *b)
 			put_varint(&packed, locs[i]);
 		put_msg(&m, SAMPLE_LOCATION_ID, &packed);	/* packed ids */
 		put_varint(&packed, (uint64_t)v);
-		if (ncols == 2)
-			put_varint(&packed, (uint64_t)(v * (int64_t)p->period));
+		if (ncols == 2)	/* wraps like the int64 it encodes, never UB */
+			put_varint(&packed, (uint64_t)v * p->period);
 		put_bytes(&m, SAMPLE_VALUE, packed.p, packed.len);
 		packed.len = 0;
 		put_msg(b, PROFILE_SAMPLE, &m);

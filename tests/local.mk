@@ -40,8 +40,9 @@ dist_check_DATA += tests/bats/helper.bash
 # under tests/fuzz/corpus/NAME/ through a plain driver; `make fuzz` builds
 # libFuzzer binaries with clang and runs each for FUZZ_SECONDS.
 # A tool adds a target with FUZZ_TARGETS += NAME and, when the target needs
-# more than lib/, FUZZ_EXTRA_NAME = its sources (and FUZZ_LIBS_NAME).
-FUZZ_TARGETS = stream text
+# more than lib/, FUZZ_EXTRA_NAME = its sources, FUZZ_BUILT_NAME = generated
+# sources, FUZZ_CFLAGS_NAME and FUZZ_LIBS_NAME.
+FUZZ_TARGETS += stream text
 FUZZ_SECONDS = 60
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-include $(top_builddir)/config.h -I$(top_srcdir)/lib -I$(top_builddir)/bpf
@@ -57,13 +58,15 @@ TESTS += tests/bats/fuzz.bats tests/bats/stream.bats tests/bats/pipeline.bats \
 fuzz: $(BUILT_SOURCES)
 	@set -e; $(foreach t,$(FUZZ_TARGETS), \
 		echo "  FUZZ     $(t) ($(FUZZ_SECONDS)s)"; \
-		$(CLANG) $(FUZZ_CFLAGS) $(srcdir)/tests/fuzz/$(t)_fuzz.c \
+		$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_CFLAGS_$(t)) \
+			$(srcdir)/tests/fuzz/$(t)_fuzz.c \
 			$(filter %.c,$(addprefix $(srcdir)/,$(lib_libcpa_a_SOURCES))) \
-			$(FUZZ_EXTRA_$(t)) $(LIBS_FOR_FUZZ) $(FUZZ_LIBS_$(t)) \
+			$(addprefix $(srcdir)/,$(FUZZ_EXTRA_$(t))) $(FUZZ_BUILT_$(t)) \
+			$(LIBS_FOR_FUZZ) $(FUZZ_LIBS_$(t)) \
 			-o tests/fuzz/$(t)_fuzz; \
 		mkdir -p tests/fuzz/new-$(t); \
 		tests/fuzz/$(t)_fuzz -max_total_time=$(FUZZ_SECONDS) \
 			tests/fuzz/new-$(t) $(srcdir)/tests/fuzz/corpus/$(t);)
-LIBS_FOR_FUZZ = $(LIBBPF_LIBS) $(LIBELF_LIBS) $(LIBDW_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(M_LIBS) -lz
+LIBS_FOR_FUZZ = $(LIBBPF_LIBS) $(LIBELF_LIBS) $(LIBDW_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(M_LIBS) $(ZLIB_LIBS)
 .PHONY: fuzz
 CLEANFILES += tests/fuzz/*_fuzz

@@ -269,6 +269,11 @@ need() {
 	run cpa-render "$T/n.cpa"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"warning: "*"n.cpa: stream ends without its end record"* ]]
+	# a capture not yet unwound is named as such
+	printf 'raw 3\n' | "$MKSTREAM" > "$T/raw.cpa"
+	run cpa-render "$T/raw.cpa"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"raw.cpa: 3 raw samples but no symbolized ones: pipe cpa-capture through cpa-unwind first"* ]]
 	# lost samples upstream are reported
 	printf 'lost 7\n' >> "$T/t.desc"
 	"$MKSTREAM" < "$T/t.desc" | cpa-render --format folded > /dev/null 2> "$T/err"
