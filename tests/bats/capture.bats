@@ -334,6 +334,8 @@ chains() {
 }
 
 @test "capture: without CAP_BPF on-CPU sampling falls back to the perf backend, BPF-only modes fail" {
+	# something to sample, however idle the rest of the host is
+	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 10
 	# drop CAP_BPF and CAP_SYS_ADMIN, keep CAP_PERFMON
 	run bash -c 'setpriv --bounding-set -bpf,-sys_admin cpa-capture --duration 1 > "$0/nocap.cpa"' "$T"
 	echo "$output"

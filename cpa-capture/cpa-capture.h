@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cpa-capture's modules and what they share. Each .c file is one concern:
+ *   options.c       command line -> struct capture_config
+ *   features.c      what this kernel can do, reported in one line
+ *   kernel.c        kernel releases with known hazards
+ *   filters.c       --cgroup / --container resolved to cgroup ids
+ *   kstack.c        the BPF frames at the top of scheduler kernel stacks
+ *   output.c        time-ordered queue of records -> the cpa stream
+ *   procscan.c      tasks and executable mappings already running (/proc)
+ *   perf_ring.c     perf_event_open and its mmap ring buffer
+ *   tracking.c      exec, fork, exit and new mappings (perf side-band)
+ *   bpf_backend.c   the BPF program: on-CPU, off-CPU, probes, IRQ-off
+ *   probes.c        --probe specs, parsed and attached
+ *   perf_backend.c  on-CPU sampling without BPF
+ *   main.c          the poll loop
+ */
+#ifndef CPA_CAPTURE_H
+#define CPA_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+#include "stream.h"
+
+#define CAPTURE_DEFAULT_FREQ 49
+#define CAPTURE_DEFAULT_STACK (16 * 1024)
+#define CAPTURE_POLL_MS 100
+/* Records are written in time order; a record this recent may still be
+ * racing with an older one being committed on another CPU, so it waits
+ * for the next poll cycle. */
+#define CAPTURE_HOLD_NS (5 * 1000000ull)
+
+enum backend_kind { BACKEND_AUTO, BACKEND_BPF, BACKEND_PERF };
+
+enum probe_type {
+	PROBE_TRACEPOINT,
+	PROBE_UPROBE,
+	PROBE_URETPROBE,
+	PROBE_KPROBE,
+	PROBE_KRETPROBE,
+};
+
+struct probe_spec {
+	const char *spec;	/* as given, for messages */
+	enum probe_type type;
+	char *a;		/* tracepoint group, or uprobe binary path */
+	char *b;		/* tracepoint name, or function symbol */
+	uint64_t offset;	/* uprobe offset when b is NULL */
+};
+
+struct capture_config {
+	unsigned freq;
+	uint64_t duration_ns;		/* 0: until SIGINT/SIGTERM */
+	unsigned stack_size;		/* user stack snapshot bytes */
+	bool kernel_only;
+	bool no_oncpu;
+	bool include_idle;
+	enum backend_kind backend;
+	bool require_pmu;
+	bool force_user_stacks;
+	uint64_t ringbuf_size;		/* BPF ring buffer bytes, 0: automatic */
+
+	uint64_t *pids;
+	size_t n_pids;
+	uint64_t *tids;
+	size_t n_tids;
+	char **comms;
+	size_t n_comms;
+	char **cgroups;
+	size_t n_cgroups;
+	char **containers;
+	size_t n_containers;
+	uint64_t *cgroup_ids;		/* --cgroup and --container, resolved */
+	size_t n_cgroup_ids;
+	bool have_cpus;
+	struct cpa_cpuset cpus;		/* --cpu, else the online CPUs */
+
+	bool offcpu;
+	unsigned offcpu_want;		/* OFFCPU_WANT_* bits */
+	uint64_t offcpu_min_ns;
+	unsigned offcpu_stack_size;	/* 0: frame pointers only */
+
+	struct probe_spec *probes;
+	size_t n_probes;
+	unsigned probe_rate;
+
+	bool irqoff;
+	bool stats;
+	const char *stats_file;		/* self statistics, lib/selfstats.h */
+	uint64_t stats_interval_ns;
+};
+
+/* options.c */
+void capture_parse_options(int argc, char **argv, struct capture_config *cfg);
+void capture_config_free(struct capture_config *cfg);
+bool capture_needs_bpf(const struct capture_config *cfg, const char **why);
+/* True unless --pid was given without this process: side-band records
+ * (tasks, mappings) are filtered by process only. */
+bool capture_process_selected(const struct capture_config *cfg, uint32_t pid);
+
+/* features.c */
+struct capture_features {
+	bool btf;
+	bool pmu;		/* hardware cycles can be opened */
+	bool kprobes;
+	bool fentry;
+	bool uprobes;
+	bool cgroup_sample;	/* PERF_SAMPLE_CGROUP */
+	bool nofault_hazard;	/* kernel 5.19..6.3: see docs/capture.md */
+	char release[65];
+};
+void capture_probe_features(struct capture_features *f);
+/* kernel.c: true for releases 5.19..6.3 (see docs/capture.md) */
+bool kernel_nofault_hazard(const char *release);
+void capture_report_features(const struct capture_features *f,
+			     const char *backend, const char *event);
+
+/* filters.c: resolves --cgroup and --container to cgroup v2 ids in
+ * cfg->cgroup_ids. Exits with a clear error when one does not exist. */
+void capture_resolve_cgroups(struct capture_config *cfg);
+
+/* kstack.c: leading frames of a raw tracepoint program's kernel stack
+ * that belong to BPF itself (0 when unsure) */
+void kstack_trim_init(void);
+unsigned kstack_bpf_frames(const uint64_t *ips, unsigned n);
+void kstack_trim_free(void);
+
+/* output.c */
+struct output_stats {
+	uint64_t samples[CPA_KIND_COUNT];
+	uint64_t lost[CPA_LOST_REASON_COUNT];
+	uint64_t tasks, mmaps;
+};
+int output_init(int fd);
+/* Monotonic now, and its CLOCK_REALTIME equivalent offset. */
+uint64_t mono_now_ns(void);
+/* Queue records stamped with CLOCK_MONOTONIC ns; the output converts to
+ * CLOCK_REALTIME and writes them in time order. */
+void output_queue_sample(const struct cpa_raw_sample *s);
+void output_queue_task(const struct cpa_task *t);
+void output_queue_mmap(const struct cpa_mmap *m);
+void output_queue_lost(uint64_t mono_ns, uint32_t reason, uint32_t cpu,
+		       uint64_t count);
+int output_meta(const char *key, const char *value);
+/* A last look at each sample when it is written, with everything drained
+ * before it known (time still CLOCK_MONOTONIC); false drops it. */
+void output_set_filter(bool (*keep)(const struct cpa_raw_sample *s));
+/* Writes every queued record stamped before cutoff (all for UINT64_MAX)
+ * and flushes. 0, or -errno when stdout failed (EPIPE: reader gone). */
+int output_emit(uint64_t cutoff_mono_ns);
+int output_end(void);
+/* Frees the output; flush=false drops what was not written yet. */
+void output_close(bool flush);
+const struct output_stats *output_stats(void);
+int output_error(void);
+
+/* procscan.c: TASK_SEEN and MMAP records for what is already running */
+void procscan_emit(const struct capture_config *cfg, uint64_t mono_ns);
+/* Group leader comm of a process, from /proc (perf backend). */
+int procscan_comm(uint32_t pid, uint32_t tid, char comm[CPA_COMM_LEN]);
+
+/* tracking.c: perf side-band events (mmap2, comm-exec, fork, exit) */
+int tracking_open(const struct capture_config *cfg);
+void tracking_drain(void);
+void tracking_close(void);
+
+/* backends: start, then drain each poll cycle, then stop */
+struct backend {
+	const char *name;
+	const char *event;	/* "cpu-clock", "cycles" ... */
+	/* Waits up to timeout_ms for data; returns -EINTR on a signal. */
+	int (*wait)(int timeout_ms);
+	void (*drain)(void);
+	/* Detaches, drains what is left, flushes open intervals. */
+	void (*stop)(void);
+	void (*print_stats)(double seconds);
+	/* Sum of the BPF programs' run time so far in ns (0 without BPF or
+	 * without BPF_STATS_RUN_TIME). */
+	uint64_t (*bpf_run_ns)(void);
+	void (*close)(void);
+};
+
+/* Returns 0, or -1 having printed why; *fallback is set when the failure
+ * should let plain on-CPU sampling fall back to the perf backend. */
+int bpf_backend_open(const struct capture_config *cfg,
+		     const struct capture_features *f, struct backend *b,
+		     bool *fallback, char *why, size_t whylen);
+int perf_backend_open(const struct capture_config *cfg,
+		      const struct capture_features *f, struct backend *b);
+
+/* probes.c */
+void probe_parse(const char *arg, struct probe_spec *p);
+void probe_free(struct probe_spec *p);
+struct bpf_program;
+struct bpf_link;
+/* Checks that a probe can be attached here (the tracepoint exists, the
+ * binary is readable, the kernel has kprobes); exits 1 saying why not. */
+void probe_check(const struct probe_spec *p, const struct capture_features *f);
+/* Attaches one probe; returns the link or NULL having printed why. */
+struct bpf_link *probe_attach(const struct probe_spec *p,
+			      struct bpf_program *tp_prog,
+			      struct bpf_program *regs_prog);
+
+extern volatile int capture_stop;
+
+#endif

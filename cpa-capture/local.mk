@@ -1,0 +1,45 @@
+# cpa-capture: see docs/man/cpa-capture.1 and docs/capture.md
+bin_PROGRAMS += cpa-capture/cpa-capture
+cpa_capture_cpa_capture_SOURCES = \
+	cpa-capture/cpa-capture.h \
+	cpa-capture/main.c \
+	cpa-capture/options.c \
+	cpa-capture/features.c \
+	cpa-capture/kernel.c \
+	cpa-capture/kstack.c \
+	cpa-capture/filters.c \
+	cpa-capture/output.c \
+	cpa-capture/procscan.c \
+	cpa-capture/perf_ring.c cpa-capture/perf_ring.h \
+	cpa-capture/tracking.c \
+	cpa-capture/bpf_backend.c \
+	cpa-capture/probes.c \
+	cpa-capture/perf_backend.c
+cpa_capture_cpa_capture_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+cpa_capture_cpa_capture_LDADD = lib/libcpa.a $(LIBBPF_LIBS) $(LIBELF_LIBS)
+# the loader embeds the BPF object through its skeleton
+cpa-capture/cpa_capture-bpf_backend.$(OBJEXT): bpf/capture.skel.h
+EXTRA_DIST += docs/capture.md
+dist_man1_MANS += docs/man/cpa-capture.1
+
+# Tests: real BPF capture against workloads with known behaviour.
+TESTS += tests/bats/capture-options.bats tests/bats/capture.bats \
+	tests/bats/capture-offcpu.bats
+EXTRA_DIST += tests/bats/capture-options.bats tests/bats/capture.bats \
+	tests/bats/capture-offcpu.bats
+check_PROGRAMS += tests/workloads/sleeper tests/workloads/writer
+tests_workloads_sleeper_SOURCES = tests/workloads/sleeper.c
+tests_workloads_sleeper_CFLAGS = $(WL_FP_CFLAGS)
+tests_workloads_sleeper_LDADD = -lpthread
+tests_workloads_writer_SOURCES = tests/workloads/writer.c
+tests_workloads_writer_CFLAGS = $(WL_FP_CFLAGS)
+
+# Unit tests of the parts that need no kernel: release checks, probe specs
+# and the time-ordered output queue.
+check_PROGRAMS += tests/unit/capture_test
+tests_unit_capture_test_SOURCES = tests/unit/capture_test.c tests/unit/unit.h \
+	cpa-capture/output.c cpa-capture/probes.c cpa-capture/kernel.c
+tests_unit_capture_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-capture
+tests_unit_capture_test_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+tests_unit_capture_test_LDADD = lib/libcpa.a $(LIBBPF_LIBS) $(LIBELF_LIBS)
+TESTS += tests/unit/capture_test

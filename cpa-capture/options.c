@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/* cpa-capture's command line. Every bad value exits 2 with one line
+ * naming the option and the value. */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "cpa-capture.h"
+#include "log.h"
+#include "options.h"
+
+enum {
+	OPT_STACK_SIZE = 0x100,
+	OPT_BACKEND,
+	OPT_REQUIRE_PMU,
+	OPT_CGROUP,
+	OPT_CONTAINER,
+	OPT_OFFCPU,
+	OPT_OFFCPU_PHASE,
+	OPT_OFFCPU_MIN,
+	OPT_OFFCPU_STACK_SIZE,
+	OPT_NO_ONCPU,
+	OPT_PROBE,
+	OPT_PROBE_RATE,
+	OPT_IRQOFF,
+	OPT_STATS,
+	OPT_STATS_FILE,
+	OPT_STATS_INTERVAL,
+	OPT_FORCE_USER_STACKS,
+	OPT_INCLUDE_IDLE,
+	OPT_RINGBUF_SIZE,
+};
+
+static const char doc[] =
+	"Samples stacks of the whole machine (or of selected tasks) with eBPF "
+	"and writes them to stdout as a cpa stream, for cpa-unwind.\n"
+	"\n"
+	"  cpa-capture --duration 10 | cpa-unwind | cpa-render > host.svg\n"
+	"  cpa-capture --pid 1234 --offcpu --duration 30s > app.cpa\n"
+	"  cpa-capture --probe tracepoint:syscalls:sys_enter_write --no-oncpu\n"
+	"\n"
+	"Sampling runs until --duration ends or SIGINT/SIGTERM; the stream "
+	"then ends with its END record.";
+
+static const struct argp_option opts[] = {
+	{ NULL, 0, NULL, 0, "Sampling:", 1 },
+	{ "freq", 'F', "HZ", 0,
+	  "on-CPU samples per second per CPU, 1..1000 (default 49)", 1 },
+	{ "duration", 'd', "DURATION", 0,
+	  "stop after DURATION (10, 10s, 500ms, 5m); default: until SIGINT", 1 },
+	{ "stack-size", OPT_STACK_SIZE, "BYTES", 0,
+	  "user stack bytes copied per sample for DWARF unwinding: 4K..64K in "
+	  "4K steps (default 16K)", 1 },
+	{ "kernel-only", 'K', NULL, 0,
+	  "kernel stacks only: no user chain, registers or stack copy", 1 },
+	{ "backend", OPT_BACKEND, "bpf|perf", 0,
+	  "sample with the BPF program (default) or with perf_event ring "
+	  "buffers (on-CPU only; chosen automatically when BPF cannot load)", 1 },
+	{ "require-pmu", OPT_REQUIRE_PMU, NULL, 0,
+	  "fail instead of falling back to cpu-clock when there is no "
+	  "hardware cycles event", 1 },
+	{ "no-oncpu", OPT_NO_ONCPU, NULL, 0,
+	  "no on-CPU samples (with --offcpu or --probe)", 1 },
+	{ "include-idle", OPT_INCLUDE_IDLE, NULL, 0,
+	  "also sample the idle task (pid 0)", 1 },
+	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0,
+	  "BPF ring buffer size, a power of two from 64K to 1G (default: "
+	  "from --freq, the CPUs and --stack-size; 32M with --probe)", 1 },
+	{ "force-user-stacks", OPT_FORCE_USER_STACKS, NULL, 0,
+	  "copy user stacks in BPF even on kernels 5.19..6.3 (see "
+	  "docs/capture.md)", 1 },
+
+	{ NULL, 0, NULL, 0, "Filters (applied in the kernel):", 2 },
+	{ "pid", 'p', "PID[,PID...]", 0,
+	  "only these processes (all their threads); repeatable", 2 },
+	{ "tid", 't', "TID[,TID...]", 0, "only these threads; repeatable", 2 },
+	{ "comm", 'c', "NAME", 0,
+	  "only tasks whose thread name or process name is NAME; "
+	  "repeatable", 2 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0,
+	  "only tasks in this cgroup v2 directory or below it; repeatable", 2 },
+	{ "container", OPT_CONTAINER, "ID", 0,
+	  "only tasks of this container (Docker/containerd id or unique "
+	  "prefix); repeatable", 2 },
+	{ "cpu", 'C', "CPUSET", 0, "only these CPUs, e.g. 0,2-3", 2 },
+
+	{ NULL, 0, NULL, 0, "Off-CPU:", 3 },
+	{ "offcpu", OPT_OFFCPU, NULL, 0,
+	  "also record off-CPU intervals (weight in ns)", 3 },
+	{ "offcpu-phase", OPT_OFFCPU_PHASE, "all|blocked|runqueue", 0,
+	  "which intervals: blocked (sleep to wakeup), runqueue (preempted, "
+	  "yielded, delay after wakeup) or all (default)", 3 },
+	{ "offcpu-min", OPT_OFFCPU_MIN, "DURATION", 0,
+	  "shortest interval recorded, per phase (default 1ms)", 3 },
+	{ "offcpu-stack-size", OPT_OFFCPU_STACK_SIZE, "BYTES", 0,
+	  "also copy user registers and BYTES of user stack at switch-out "
+	  "for DWARF unwinding: 0 (default, frame pointers only) or 4K..16K "
+	  "in 4K steps", 3 },
+
+	{ NULL, 0, NULL, 0, "Probes and detectors:", 4 },
+	{ "probe", OPT_PROBE, "SPEC", 0,
+	  "a stack per hit of tracepoint:GROUP:NAME, uprobe:PATH:SYMBOL, "
+	  "uprobe:PATH:0xOFFSET, uretprobe:PATH:SYMBOL, kprobe:SYMBOL or "
+	  "kretprobe:SYMBOL; repeatable", 4 },
+	{ "probe-rate", OPT_PROBE_RATE, "N", 0,
+	  "at most N probe samples per second per CPU; more are counted as "
+	  "lost (default: no limit)", 4 },
+	{ "irqoff", OPT_IRQOFF, NULL, 0,
+	  "report gaps between timer samples over 1.1 periods as IRQ-off "
+	  "time (best effort; uses cpu-clock)", 4 },
+
+	{ NULL, 0, NULL, 0, "Other:", 5 },
+	{ "stats", OPT_STATS, NULL, 0,
+	  "print samples/s, drops and the BPF programs' run time to stderr "
+	  "at the end", 5 },
+	{ "stats-file", OPT_STATS_FILE, "FILE", 0,
+	  "keep self statistics in FILE (key=value, replaced atomically)", 5 },
+	{ "stats-interval", OPT_STATS_INTERVAL, "DURATION", 0,
+	  "report self statistics every DURATION (one line on stderr, and "
+	  "FILE); SIGUSR1 reports at once", 5 },
+	{ "verbose", 'v', NULL, 0, "print debug messages", 5 },
+	{},
+};
+
+static void add_string(char ***list, size_t *n, const char *s)
+{
+	*list = cpa_realloc(*list, (*n + 1) * sizeof(**list));
+	(*list)[(*n)++] = cpa_strdup(s);
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct capture_config *cfg = state->input;
+	char err[128];
+	uint64_t v;
+
+	switch (key) {
+	case 'F':
+		cfg->freq = cpa_opt_uint("--freq", arg, 1, 1000);
+		break;
+	case 'd':
+		cfg->duration_ns = cpa_opt_duration_ns("--duration", arg);
+		if (!cfg->duration_ns)
+			cpa_die_usage("invalid --duration '%s': must be more "
+				      "than zero", arg);
+		break;
+	case OPT_STACK_SIZE:
+		v = cpa_opt_size("--stack-size", arg);
+		if (v < 4096 || v > CAPTURE_MAX_STACK || v % 4096)
+			cpa_die_usage("invalid --stack-size '%s': expected 4K "
+				      "to 64K in steps of 4K", arg);
+		cfg->stack_size = (unsigned)v;
+		break;
+	case 'K':
+		cfg->kernel_only = true;
+		break;
+	case OPT_BACKEND:
+		if (!strcmp(arg, "bpf"))
+			cfg->backend = BACKEND_BPF;
+		else if (!strcmp(arg, "perf"))
+			cfg->backend = BACKEND_PERF;
+		else
+			cpa_die_usage("invalid --backend '%s': expected bpf or "
+				      "perf", arg);
+		break;
+	case OPT_REQUIRE_PMU:
+		cfg->require_pmu = true;
+		break;
+	case OPT_NO_ONCPU:
+		cfg->no_oncpu = true;
+		break;
+	case OPT_INCLUDE_IDLE:
+		cfg->include_idle = true;
+		break;
+	case OPT_RINGBUF_SIZE:
+		v = cpa_opt_size("--ringbuf-size", arg);
+		if (v < 65536 || v > (1u << 30) || (v & (v - 1)))
+			cpa_die_usage("invalid --ringbuf-size '%s': expected a "
+				      "power of two from 64K to 1G", arg);
+		cfg->ringbuf_size = v;
+		break;
+	case OPT_FORCE_USER_STACKS:
+		cfg->force_user_stacks = true;
+		break;
+	case 'p':
+		cfg->n_pids = cpa_opt_uint_list("--pid", arg, 1, 0x3fffffff,
+						&cfg->pids, cfg->n_pids);
+		break;
+	case 't':
+		cfg->n_tids = cpa_opt_uint_list("--tid", arg, 1, 0x3fffffff,
+						&cfg->tids, cfg->n_tids);
+		break;
+	case 'c':
+		if (!*arg || strlen(arg) >= CPA_COMM_LEN)
+			cpa_die_usage("invalid --comm '%s': expected a name of "
+				      "1 to %d characters", arg,
+				      CPA_COMM_LEN - 1);
+		add_string(&cfg->comms, &cfg->n_comms, arg);
+		break;
+	case OPT_CGROUP:
+		if (!*arg)
+			cpa_die_usage("invalid --cgroup '': expected a cgroup "
+				      "v2 directory");
+		add_string(&cfg->cgroups, &cfg->n_cgroups, arg);
+		break;
+	case OPT_CONTAINER:
+		if (strlen(arg) < 4 || strspn(arg, "0123456789abcdef") !=
+					       strlen(arg) || strlen(arg) > 64)
+			cpa_die_usage("invalid --container '%s': expected a "
+				      "hexadecimal container id or a prefix of "
+				      "at least 4 digits", arg);
+		add_string(&cfg->containers, &cfg->n_containers, arg);
+		break;
+	case 'C':
+		if (cpa_cpuset_parse(arg, &cfg->cpus, err, sizeof(err)) < 0)
+			cpa_die_usage("invalid --cpu '%s': %s", arg, err);
+		cfg->have_cpus = true;
+		break;
+	case OPT_OFFCPU:
+		cfg->offcpu = true;
+		break;
+	case OPT_OFFCPU_PHASE:
+		if (!strcmp(arg, "all"))
+			cfg->offcpu_want = OFFCPU_WANT_BLOCKED |
+					   OFFCPU_WANT_PREEMPTED |
+					   OFFCPU_WANT_YIELDED |
+					   OFFCPU_WANT_DELAY;
+		else if (!strcmp(arg, "blocked"))
+			cfg->offcpu_want = OFFCPU_WANT_BLOCKED;
+		else if (!strcmp(arg, "runqueue"))
+			cfg->offcpu_want = OFFCPU_WANT_PREEMPTED |
+					   OFFCPU_WANT_YIELDED |
+					   OFFCPU_WANT_DELAY;
+		else
+			cpa_die_usage("invalid --offcpu-phase '%s': expected "
+				      "all, blocked or runqueue", arg);
+		cfg->offcpu = true;
+		break;
+	case OPT_OFFCPU_MIN:
+		cfg->offcpu_min_ns = cpa_opt_duration_ns("--offcpu-min", arg);
+		cfg->offcpu = true;
+		break;
+	case OPT_OFFCPU_STACK_SIZE:
+		v = cpa_opt_size("--offcpu-stack-size", arg);
+		if (v != 0 && (v < 4096 || v > OFFCPU_MAX_STACK || v % 4096))
+			cpa_die_usage("invalid --offcpu-stack-size '%s': "
+				      "expected 0 or 4K to 16K in steps of 4K",
+				      arg);
+		cfg->offcpu_stack_size = (unsigned)v;
+		cfg->offcpu = true;
+		break;
+	case OPT_PROBE:
+		cfg->probes = cpa_realloc(cfg->probes, (cfg->n_probes + 1) *
+						       sizeof(*cfg->probes));
+		probe_parse(arg, &cfg->probes[cfg->n_probes++]);
+		break;
+	case OPT_PROBE_RATE:
+		cfg->probe_rate = cpa_opt_uint("--probe-rate", arg, 1, 1000000);
+		break;
+	case OPT_IRQOFF:
+		cfg->irqoff = true;
+		break;
+	case OPT_STATS:
+		cfg->stats = true;
+		break;
+	case OPT_STATS_FILE:
+		if (!*arg)
+			cpa_die_usage("invalid --stats-file '': expected a file "
+				      "name");
+		cfg->stats_file = arg;
+		break;
+	case OPT_STATS_INTERVAL:
+		cfg->stats_interval_ns =
+			cpa_opt_duration_ns("--stats-interval", arg);
+		break;
+	case 'v':
+		cpa_set_verbose(true);
+		break;
+	case ARGP_KEY_ARG:
+		cpa_die_usage("unexpected argument '%s' (cpa-capture reads no "
+			      "files; see --help)", arg);
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+void capture_parse_options(int argc, char **argv, struct capture_config *cfg)
+{
+	static const struct argp argp = {
+		.options = opts, .parser = parse_opt, .doc = doc,
+	};
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->freq = CAPTURE_DEFAULT_FREQ;
+	cfg->stack_size = CAPTURE_DEFAULT_STACK;
+	cfg->offcpu_min_ns = 1000000;
+	cfg->offcpu_want = OFFCPU_WANT_BLOCKED | OFFCPU_WANT_PREEMPTED |
+			   OFFCPU_WANT_YIELDED | OFFCPU_WANT_DELAY;
+	argp_parse(&argp, argc, argv, 0, NULL, cfg);
+
+	if (cfg->no_oncpu && !cfg->offcpu && !cfg->n_probes)
+		cpa_die_usage("--no-oncpu leaves nothing to record: add "
+			      "--offcpu or --probe");
+	if (cfg->probe_rate && !cfg->n_probes)
+		cpa_die_usage("--probe-rate needs at least one --probe");
+	if (cfg->irqoff && cfg->no_oncpu)
+		cpa_die_usage("--irqoff needs on-CPU timer samples; drop "
+			      "--no-oncpu");
+	if (cfg->irqoff && cfg->require_pmu)
+		cpa_die_usage("--irqoff uses the cpu-clock timer; it cannot "
+			      "be combined with --require-pmu");
+	const char *needs;
+
+	if (cfg->backend == BACKEND_PERF && capture_needs_bpf(cfg, &needs))
+		cpa_die_usage("%s needs the BPF backend; it cannot be used "
+			      "with --backend perf", needs);
+	if (cfg->have_cpus) {
+		struct cpa_cpuset online;
+
+		if (cpa_cpuset_online(&online) == 0) {
+			for (unsigned c = 0; c < CPA_CPUSET_MAX; c++)
+				if (cpa_cpuset_has(&cfg->cpus, c) &&
+				    !cpa_cpuset_has(&online, c))
+					cpa_die_usage("invalid --cpu: CPU %u is "
+						      "not online", c);
+		}
+	} else if (cpa_cpuset_online(&cfg->cpus) < 0) {
+		cpa_die("cannot read the online CPUs from "
+			"/sys/devices/system/cpu/online");
+	}
+}
+
+void capture_config_free(struct capture_config *cfg)
+{
+	for (size_t i = 0; i < cfg->n_comms; i++)
+		free(cfg->comms[i]);
+	for (size_t i = 0; i < cfg->n_cgroups; i++)
+		free(cfg->cgroups[i]);
+	for (size_t i = 0; i < cfg->n_containers; i++)
+		free(cfg->containers[i]);
+	for (size_t i = 0; i < cfg->n_probes; i++)
+		probe_free(&cfg->probes[i]);
+	free(cfg->comms);
+	free(cfg->cgroups);
+	free(cfg->containers);
+	free(cfg->probes);
+	free(cfg->pids);
+	free(cfg->tids);
+	free(cfg->cgroup_ids);
+}
+
+/* Modes only the BPF program provides. */
+bool capture_needs_bpf(const struct capture_config *cfg, const char **why)
+{
+	if (cfg->offcpu)
+		*why = "--offcpu";
+	else if (cfg->n_probes)
+		*why = "--probe";
+	else if (cfg->irqoff)
+		*why = "--irqoff";
+	else if (cfg->n_comms)
+		*why = "--comm";
+	else if (cfg->n_cgroups)
+		*why = "--cgroup";
+	else if (cfg->n_containers)
+		*why = "--container";
+	else
+		return false;
+	return true;
+}
+
+bool capture_process_selected(const struct capture_config *cfg, uint32_t pid)
+{
+	if (!cfg->n_pids)
+		return true;
+	for (size_t i = 0; i < cfg->n_pids; i++)
+		if (cfg->pids[i] == pid)
+			return true;
+	return false;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "timeparse.h"
+#include "list.h"
+
+static void fmt_duration(uint64_t ns, char *buf, size_t len)
+{
+	uint64_t s = ns / CPA_NSEC_PER_SEC;
+	if (s == 0) {
+		snprintf(buf, len, "%" PRIu64 "ms", ns / 1000000);
+		return;
+	}
+	uint64_t d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60;
+	s %= 60;
+	if (d)
+		snprintf(buf, len, "%" PRIu64 "d%" PRIu64 "h%" PRIu64 "m", d,
+			 h, m);
+	else if (h)
+		snprintf(buf, len, "%" PRIu64 "h%" PRIu64 "m%" PRIu64 "s", h,
+			 m, s);
+	else if (m)
+		snprintf(buf, len, "%" PRIu64 "m%" PRIu64 "s", m, s);
+	else
+		snprintf(buf, len, "%" PRIu64 "s", s);
+}
+
+struct span {
+	uint64_t from, to;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+void list_store(const struct store_set *ss, FILE *out)
+{
+	char a[40], b[40], d[40];
+	size_t nspans = 0;
+	for (size_t i = 0; i < ss->n; i++)
+		nspans += ss->segs[i].n_idx;
+	struct span *sp = cpa_malloc((nspans + 1) * sizeof(*sp));
+	size_t k = 0;
+	uint64_t bytes = 0;
+
+	fprintf(out, "%-40s %-23s %-23s %8s %7s %10s\n", "segment", "first",
+		"end", "windows", "blocks", "bytes");
+	for (size_t i = 0; i < ss->n; i++) {
+		const struct cpa_segment_info *si = &ss->segs[i];
+		uint64_t windows = 0;
+		for (size_t j = 0; j < si->n_idx; j++) {
+			windows += si->idx[j].n_windows;
+			sp[k++] = (struct span){si->idx[j].cover_from,
+						si->idx[j].cover_to};
+		}
+		bytes += si->bytes;
+		cpa_format_time(si->min_start, a, sizeof(a));
+		cpa_format_time(si->max_end, b, sizeof(b));
+		fprintf(out, "%-40s %-23s %-23s %8" PRIu64 " %7zu %10" PRIu64
+			"\n", si->path, a, b, windows, si->n_idx, si->bytes);
+	}
+	if (!k) {
+		fprintf(out, "range empty\n");
+		free(sp);
+		return;
+	}
+	qsort(sp, k, sizeof(*sp), span_cmp);
+	uint64_t first = sp[0].from, end = sp[0].to;
+	for (size_t i = 0; i < k; i++)
+		if (sp[i].to > end && sp[i].from <= end)
+			end = sp[i].to;
+		else if (sp[i].from > end)
+			end = sp[i].to;
+	cpa_format_time(first, a, sizeof(a));
+	cpa_format_time(end, b, sizeof(b));
+	fmt_duration(end - first, d, sizeof(d));
+	fprintf(out, "range %s .. %s (%s, %" PRIu64 " bytes)\n", a, b, d,
+		bytes);
+	end = sp[0].to;
+	for (size_t i = 1; i < k; i++) {
+		if (sp[i].from > end) {
+			cpa_format_time(end, a, sizeof(a));
+			cpa_format_time(sp[i].from, b, sizeof(b));
+			fmt_duration(sp[i].from - end, d, sizeof(d));
+			fprintf(out, "gap %s .. %s (%s)\n", a, b, d);
+		}
+		if (sp[i].to > end)
+			end = sp[i].to;
+	}
+	free(sp);
+}

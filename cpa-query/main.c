@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cpa-query: reads a time range out of one or more stores written by
+ * cpa-store. Only the segments and blocks whose index span meets the
+ * range are read; everything is aggregated in memory and written once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "options.h"
+
+#include "list.h"
+#include "opts.h"
+#include "output.h"
+#include "scan.h"
+
+/* The sampling period of on-CPU weights, from the stream meta the store
+ * kept (cpa-capture's frequency), for pprof's cpu/nanoseconds column. */
+static uint64_t period_ns(const struct store_set *ss)
+{
+	for (size_t i = 0; i < ss->n; i++) {
+		const char *f = cpa_store_meta_get(ss->segs[i].meta,
+						   "stream.frequency");
+		unsigned long hz = f ? strtoul(f, NULL, 10) : 0;
+		if (hz)
+			return 1000000000ull / hz;
+	}
+	return 0;
+}
+
+static void report(const char *what, const struct scan_stats *st)
+{
+	cpa_debug("%s: %llu segments, %llu blocks, %llu windows, %llu entries",
+		  what, (unsigned long long)st->segments,
+		  (unsigned long long)st->blocks,
+		  (unsigned long long)st->windows,
+		  (unsigned long long)st->entries);
+}
+
+int main(int argc, char **argv)
+{
+	struct query_opts o;
+	cpa_options_init(argv[0]);
+	query_opts_parse(&o, argc, argv);
+
+	struct store_set ss;
+	stores_open(&ss, o.dirs, o.n_dirs);
+
+	int fd = STDOUT_FILENO;
+	FILE *out = stdout;
+	if (o.output) {
+		fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			  0640);
+		if (fd < 0 || !(out = fdopen(fd, "w")))
+			cpa_die("%s: %s", o.output, strerror(errno));
+	}
+
+	int status = 0;
+	struct scan_stats st = {0};
+	if (o.list) {
+		list_store(&ss, out);
+	} else if (o.format == FORMAT_STREAM) {
+		struct stream_sink s;
+		if (stream_sink_init(&s, fd, &ss) < 0)
+			cpa_die("%s: %s", o.output ? o.output : "<stdout>",
+				strerror(errno));
+		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
+		int r = stream_sink_finish(&s);
+		if (r < 0 && r != -EPIPE)
+			cpa_die("%s: %s", o.output ? o.output : "<stdout>",
+				strerror(-r));
+	} else if (o.top) {
+		struct top_sink s;
+		top_sink_init(&s);
+		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
+		top_write(&s, out, o.top);
+		top_sink_free(&s);
+	} else {
+		struct fold_sink s;
+		uint64_t split = 0;
+		if (o.split_dir)
+			split = o.split_ns ? o.split_ns
+				: ss.interval_ns ? ss.interval_ns : 1000000000;
+		fold_sink_init(&s, &o.labels, split);
+		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
+		if (o.diff) {
+			struct scan_stats bst = {0};
+			scan_range(&ss, o.diff_from, o.diff_to, 1, &o.filter,
+				   &s.k, &bst);
+			report("baseline", &bst);
+		}
+		if (o.split_dir)
+			status = fold_write_split(&s, o.split_dir) ? 1 : 0;
+		else if (o.format == FORMAT_PPROF)
+			status = fold_write_pprof(&s, fd, period_ns(&ss),
+						  st.first_ns, st.last_ns)
+					 ? 1 : 0;
+		else if (fold_write(&s, out, o.diff) < 0 && errno != EPIPE)
+			cpa_die("%s: %s", o.output ? o.output : "<stdout>",
+				strerror(errno));
+		fold_sink_free(&s);
+	}
+	report("range", &st);
+	if (fflush(out) && errno != EPIPE)
+		cpa_die("%s: %s", o.output ? o.output : "<stdout>",
+			strerror(errno));
+	if (o.output)
+		fclose(out);
+	stores_free(&ss);
+	query_opts_free(&o);
+	return status;
+}

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+#include <argp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "options.h"
+#include "timeparse.h"
+#include "opts.h"
+
+enum {
+	OPT_FROM = 0x100, OPT_TO, OPT_LAST, OPT_LIST, OPT_PID, OPT_TID,
+	OPT_COMM, OPT_CGROUP, OPT_CONTAINER, OPT_CPU, OPT_ENV, OPT_KIND,
+	OPT_GREP, OPT_EXCLUDE, OPT_LABELS, OPT_FORMAT, OPT_SPLIT,
+	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO,
+};
+
+static const char doc[] =
+	"Select a time range of the history cpa-store keeps in DIR and write "
+	"it as folded stacks (default), the cpa stream, pprof, per-window "
+	"files, a top list or a differential profile.\v"
+	"TIME is HH:MM[:SS] (today, local time), YYYY-MM-DD[ HH:MM[:SS]], "
+	"ISO 8601 (2026-11-30T10:15:00Z), @EPOCH seconds, now, or relative "
+	"(-10m). A window is selected when it overlaps [--from, --to). See "
+	"cpa-query(1).";
+
+static const struct argp_option options[] = {
+	{NULL, 0, NULL, 0, "Store and range:", 0},
+	{"dir", 'd', "DIR", 0, "Store directory (repeat for several)", 0},
+	{"from", OPT_FROM, "TIME", 0, "Start of the range (default: oldest)", 1},
+	{"to", OPT_TO, "TIME", 0, "End of the range, exclusive (default: "
+	 "newest)", 1},
+	{"last", OPT_LAST, "DURATION", 0, "The range is the last DURATION "
+	 "up to now", 1},
+	{"list", OPT_LIST, NULL, 0, "List segments, the available range and "
+	 "its gaps", 1},
+	{NULL, 0, NULL, 0, "Filters (all must match):", 2},
+	{"pid", OPT_PID, "PID[,PID]", 0, "Only these processes", 2},
+	{"tid", OPT_TID, "TID[,TID]", 0, "Only these threads", 2},
+	{"comm", OPT_COMM, "NAME", 0, "Only processes named NAME, or whose "
+	 "whole name matches NAME as an extended regex (repeatable)", 2},
+	{"cgroup", OPT_CGROUP, "ID|PATH", 0, "Only this cgroup id, or cgroup "
+	 "path and below", 2},
+	{"container", OPT_CONTAINER, "ID", 0, "Only containers whose id "
+	 "starts with ID", 2},
+	{"cpu", OPT_CPU, "CPUSET", 0, "Only samples on these CPUs (0,2-3)", 2},
+	{"env", OPT_ENV, "VALUE", 0, "Only samples with this recorded env "
+	 "value", 2},
+	{"kind", OPT_KIND, "KIND[,KIND]", 0, "Only these event kinds "
+	 "(oncpu, offcpu-blocked, offcpu-preempted, ...)", 2},
+	{"grep", OPT_GREP, "REGEX", 0, "Only stacks with a frame matching "
+	 "REGEX", 2},
+	{"exclude", OPT_EXCLUDE, "REGEX", 0, "Drop stacks with a frame "
+	 "matching REGEX", 2},
+	{NULL, 0, NULL, 0, "Output:", 3},
+	{"labels", OPT_LABELS, "LIST", 0, "Root labels of folded lines: "
+	 "comm,pid,tid,thread,container,env,cpu or none (default comm)", 3},
+	{"format", OPT_FORMAT, "FORMAT", 0, "folded (default), stream or "
+	 "pprof", 3},
+	{"output", 'o', "FILE", 0, "Write to FILE instead of stdout", 3},
+	{"split", OPT_SPLIT, "DIR", 0, "Write one folded file per window "
+	 "into DIR", 3},
+	{"split-every", OPT_SPLIT_EVERY, "DURATION", 0, "With --split, one "
+	 "file per DURATION instead of per window", 3},
+	{"top", OPT_TOP, "N", 0, "The N functions with the most self weight, "
+	 "with their total weight", 3},
+	{"diff-from", OPT_DIFF_FROM, "TIME", 0, "Start of a baseline range: "
+	 "write 'stack baseline range' lines for a differential flame "
+	 "graph", 3},
+	{"diff-to", OPT_DIFF_TO, "TIME", 0, "End of the baseline range", 3},
+	{"verbose", 'v', NULL, 0, "Say what was read", 4},
+	{0},
+};
+
+struct parse_state {
+	struct query_opts *o;
+	const char *from, *to, *last, *diff_from, *diff_to;
+};
+
+static void add_str(const char ***v, size_t *n, const char *s)
+{
+	*v = cpa_realloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = s;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct parse_state *ps = state->input;
+	struct query_opts *o = ps->o;
+	struct filter *f = &o->filter;
+	char err[160];
+	switch (key) {
+	case 'd':
+		add_str(&o->dirs, &o->n_dirs, arg);
+		break;
+	case OPT_FROM:
+		ps->from = arg;
+		break;
+	case OPT_TO:
+		ps->to = arg;
+		break;
+	case OPT_LAST:
+		ps->last = arg;
+		break;
+	case OPT_LIST:
+		o->list = true;
+		break;
+	case OPT_PID:
+		f->n_pids = cpa_opt_uint_list("--pid", arg, 0, UINT32_MAX,
+					      &f->pids, f->n_pids);
+		break;
+	case OPT_TID:
+		f->n_tids = cpa_opt_uint_list("--tid", arg, 0, UINT32_MAX,
+					      &f->tids, f->n_tids);
+		break;
+	case OPT_COMM:
+		filter_add_comm(f, arg);
+		break;
+	case OPT_CGROUP:
+		add_str(&f->cgroups, &f->n_cgroups, arg);
+		break;
+	case OPT_CONTAINER:
+		add_str(&f->containers, &f->n_containers, arg);
+		break;
+	case OPT_CPU:
+		if (cpa_cpuset_parse(arg, &f->cpus, err, sizeof(err)) < 0)
+			cpa_die_usage("invalid --cpu '%s': %s", arg, err);
+		f->has_cpus = true;
+		break;
+	case OPT_ENV:
+		add_str(&f->envs, &f->n_envs, arg);
+		break;
+	case OPT_KIND:
+		filter_add_kinds(f, arg);
+		break;
+	case OPT_GREP:
+		filter_add_regex(f, false, arg);
+		break;
+	case OPT_EXCLUDE:
+		filter_add_regex(f, true, arg);
+		break;
+	case OPT_LABELS:
+		if (cpa_labels_parse(arg, &o->labels, err, sizeof(err)) < 0)
+			cpa_die_usage("invalid --labels '%s': %s", arg, err);
+		break;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "folded"))
+			o->format = FORMAT_FOLDED;
+		else if (!strcmp(arg, "stream"))
+			o->format = FORMAT_STREAM;
+		else if (!strcmp(arg, "pprof"))
+			o->format = FORMAT_PPROF;
+		else
+			cpa_die_usage("invalid --format '%s': expected folded, "
+				      "stream or pprof", arg);
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case OPT_SPLIT:
+		o->split_dir = arg;
+		break;
+	case OPT_SPLIT_EVERY:
+		o->split_ns = cpa_opt_duration_ns("--split-every", arg);
+		if (!o->split_ns)
+			cpa_die_usage("invalid --split-every '%s': must be "
+				      "more than 0", arg);
+		break;
+	case OPT_TOP:
+		o->top = (unsigned)cpa_opt_uint("--top", arg, 1, 1000000);
+		break;
+	case OPT_DIFF_FROM:
+		ps->diff_from = arg;
+		break;
+	case OPT_DIFF_TO:
+		ps->diff_to = arg;
+		break;
+	case 'v':
+		cpa_set_verbose(true);
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!o->n_dirs)
+			argp_error(state, "--dir is required");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static uint64_t time_arg(const char *opt, const char *arg, uint64_t now)
+{
+	uint64_t t;
+	if (cpa_parse_time(arg, now, &t) < 0)
+		cpa_die_usage("invalid %s '%s': expected HH:MM[:SS], "
+			      "YYYY-MM-DD[ HH:MM[:SS]], ISO 8601, @EPOCH, now "
+			      "or -10m", opt, arg);
+	return t;
+}
+
+void query_opts_parse(struct query_opts *o, int argc, char **argv)
+{
+	memset(o, 0, sizeof(*o));
+	cpa_labels_default(&o->labels);
+	struct parse_state ps = {.o = o};
+	static const struct argp argp = {options, parse_opt, NULL, doc,
+					 NULL, NULL, NULL};
+	argp_parse(&argp, argc, argv, 0, NULL, &ps);
+
+	uint64_t now = cpa_now_ns();
+	o->from = 0;
+	o->to = UINT64_MAX;
+	if (ps.last) {
+		if (ps.from || ps.to)
+			cpa_die_usage("--last cannot be combined with --from "
+				      "or --to");
+		uint64_t d = cpa_opt_duration_ns("--last", ps.last);
+		o->from = now > d ? now - d : 0;
+	}
+	if (ps.from)
+		o->from = time_arg("--from", ps.from, now);
+	if (ps.to)
+		o->to = time_arg("--to", ps.to, now);
+	if (o->from >= o->to)
+		cpa_die_usage("empty range: --from is not before --to");
+	if (!!ps.diff_from != !!ps.diff_to)
+		cpa_die_usage("--diff-from and --diff-to go together");
+	if (ps.diff_from) {
+		o->diff = true;
+		o->diff_from = time_arg("--diff-from", ps.diff_from, now);
+		o->diff_to = time_arg("--diff-to", ps.diff_to, now);
+		if (o->diff_from >= o->diff_to)
+			cpa_die_usage("empty baseline range: --diff-from is "
+				      "not before --diff-to");
+	}
+	int modes = o->list + !!o->split_dir + !!o->top + o->diff +
+		    (o->format != FORMAT_FOLDED);
+	if (modes > 1)
+		cpa_die_usage("choose one of --list, --split, --top, --diff-from "
+			      "and --format stream/pprof");
+	if (o->split_ns && !o->split_dir)
+		cpa_die_usage("--split-every needs --split DIR");
+	filter_finish(&o->filter);
+}
+
+void query_opts_free(struct query_opts *o)
+{
+	free(o->dirs);
+	filter_free(&o->filter);
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Command line of cpa-query. */
+#ifndef CPA_QUERY_OPTS_H
+#define CPA_QUERY_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "filter.h"
+#include "labels.h"
+
+enum query_format { FORMAT_FOLDED, FORMAT_STREAM, FORMAT_PPROF };
+
+struct query_opts {
+	const char **dirs;
+	size_t n_dirs;
+	uint64_t from, to;		/* [from, to) in UTC ns */
+	bool diff;
+	uint64_t diff_from, diff_to;
+	bool list;
+	struct cpa_labels labels;
+	enum query_format format;
+	const char *split_dir;
+	uint64_t split_ns;		/* 0: one file per window */
+	unsigned top;
+	const char *output;
+	struct filter filter;
+};
+
+/* Parses argv; exits 2 on a bad option. */
+void query_opts_parse(struct query_opts *o, int argc, char **argv);
+void query_opts_free(struct query_opts *o);
+
+#endif

@@ -1,0 +1,570 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pprof.h"
+#include "timeparse.h"
+#include "output.h"
+
+/* ---- folded ---------------------------------------------------------- */
+
+static struct fold_sink *fold_of(struct sink *k)
+{
+	return (struct fold_sink *)k;
+}
+
+static void fold_begin(struct sink *k, const struct cpa_segment_info *si,
+		       const struct cpa_store_dict *d)
+{
+	struct fold_sink *s = fold_of(k);
+	qmap_clear(&s->seg);
+	s->d = d;
+	if (s->proj)
+		cpa_stacktab_free(s->proj);
+	s->proj = cpa_stacktab_new();
+	if (s->rep_n)
+		memset(s->rep, 0, s->rep_n * sizeof(*s->rep));
+}
+
+/* Labelsets that print the same under --labels (say, the threads of one
+ * process when only comm is shown) are merged before formatting: the
+ * first labelset of each such group stands for all of it. */
+static uint32_t representative(struct fold_sink *s, uint32_t lsid)
+{
+	if (lsid < s->rep_n && s->rep[lsid])
+		return s->rep[lsid];
+	const struct cpa_store_labelset *ls = &s->d->labelsets[lsid];
+	uint32_t key[CPA_LABELS_MAX + 1] = {ls->kind};
+	for (unsigned i = 0; i < s->labels->n; i++) {
+		switch (s->labels->order[i]) {
+		case CPA_LABEL_COMM: key[i + 1] = ls->comm; break;
+		case CPA_LABEL_PID: key[i + 1] = ls->pid; break;
+		case CPA_LABEL_TID: key[i + 1] = ls->tid; break;
+		case CPA_LABEL_THREAD: key[i + 1] = ls->thread; break;
+		case CPA_LABEL_CONTAINER: key[i + 1] = ls->container; break;
+		case CPA_LABEL_ENV: key[i + 1] = ls->env; break;
+		case CPA_LABEL_CPU: key[i + 1] = ls->cpu; break;
+		}
+	}
+	bool is_new;
+	uint32_t group = cpa_stacktab_intern(s->proj, key, s->labels->n + 1,
+					     &is_new);
+	if (group >= s->group_n) {
+		size_t n = s->group_n ? s->group_n * 2 : 256;
+		while (n <= group)
+			n *= 2;
+		s->group_rep = cpa_realloc(s->group_rep,
+					   n * sizeof(*s->group_rep));
+		s->group_n = n;
+	}
+	if (is_new)
+		s->group_rep[group] = lsid;
+	if (lsid >= s->rep_n) {
+		size_t n = s->rep_n ? s->rep_n * 2 : 256;
+		while (n <= lsid)
+			n *= 2;
+		s->rep = cpa_realloc(s->rep, n * sizeof(*s->rep));
+		memset(s->rep + s->rep_n, 0, (n - s->rep_n) * sizeof(*s->rep));
+		s->rep_n = n;
+	}
+	s->rep[lsid] = s->group_rep[group];
+	return s->rep[lsid];
+}
+
+static void fold_entry(struct sink *k, unsigned column, uint64_t start,
+		       uint32_t ls, uint32_t stack, uint64_t weight)
+{
+	struct fold_sink *s = fold_of(k);
+	uint64_t group = s->split_ns ? start - start % s->split_ns : column;
+	qmap_add(&s->seg, group,
+		 (uint64_t)representative(s, ls) << 32 | stack, weight);
+}
+
+/* Formats each distinct (labelset, stack) of the segment once, through
+ * lib/labels.h, and adds its weights to the line it becomes. */
+static void fold_end(struct sink *k, const struct cpa_segment_info *si,
+		     const struct cpa_store_dict *d)
+{
+	struct fold_sink *s = fold_of(k);
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+	if (!f)
+		cpa_die("open_memstream: %s", strerror(errno));
+	for (size_t i = 0; i < s->seg.n; i++) {
+		const struct qmap_entry *e = &s->seg.e[i];
+		const struct cpa_store_labelset *ls =
+			&d->labelsets[e->b >> 32];
+		struct cpa_sample smp = {
+			.cgroup_id = ls->cgroup_id, .pid = ls->pid,
+			.tid = ls->tid, .cpu = ls->cpu, .kind = ls->kind,
+			.flags = ls->flags, .stack_id = (uint32_t)e->b,
+			.comm_id = ls->comm, .thread_id = ls->thread,
+			.container_id = ls->container, .env_id = ls->env,
+		};
+		size_t at = size;	/* as of the last fflush */
+		cpa_folded_write_sample(f, s->labels, &d->d, &smp);
+		fflush(f);
+		/* the line ends in " 0\n": weights are summed here */
+		size_t len = size - at;
+		len = len >= 3 ? len - 3 : 0;
+		bool is_new;
+		uint32_t id = cpa_strtab_intern(s->text, buf + at, len,
+						&is_new);
+		if (id >= s->kind_cap) {
+			size_t cap = s->kind_cap ? s->kind_cap * 2 : 1024;
+			while (cap <= id)
+				cap *= 2;
+			s->kind = cpa_realloc(s->kind, cap * sizeof(*s->kind));
+			s->kind_cap = cap;
+		}
+		if (is_new)
+			s->kind[id] = ls->kind;
+		qmap_add(&s->lines, e->a, id, e->v);
+		if (size > (1u << 20)) {
+			fclose(f);
+			free(buf);
+			buf = NULL;
+			size = 0;
+			f = open_memstream(&buf, &size);
+			if (!f)
+				cpa_die("open_memstream: %s", strerror(errno));
+		}
+	}
+	fclose(f);
+	free(buf);
+}
+
+void fold_sink_init(struct fold_sink *s, const struct cpa_labels *labels,
+		    uint64_t split_ns)
+{
+	memset(s, 0, sizeof(*s));
+	s->k = (struct sink){fold_begin, fold_entry, fold_end};
+	s->labels = labels;
+	s->split_ns = split_ns;
+	qmap_init(&s->seg);
+	qmap_init(&s->lines);
+	s->text = cpa_strtab_new();
+}
+
+void fold_sink_free(struct fold_sink *s)
+{
+	if (s->proj)
+		cpa_stacktab_free(s->proj);
+	free(s->rep);
+	free(s->group_rep);
+	qmap_free(&s->seg);
+	qmap_free(&s->lines);
+	cpa_strtab_free(s->text);
+	free(s->kind);
+}
+
+struct row {
+	const char *text;
+	uint64_t v[2];
+	uint32_t id;
+};
+
+/*
+ * Rows of group g or, with diff, of groups 1 (baseline, first column) and
+ * 0 (the range). Lines keep the order in which they were first met, which
+ * is stable for a store and costs no sort: flame graph tools merge lines
+ * themselves.
+ */
+static struct row *collect(struct fold_sink *s, uint64_t g, bool diff,
+			   size_t *n)
+{
+	struct row *rows = NULL;
+	size_t cnt = 0, cap = 0;
+	/* line id -> row + 1, only needed when two groups meet in a row */
+	uint32_t *at = diff ? cpa_calloc(cpa_strtab_count(s->text) + 1,
+					 sizeof(*at))
+			    : NULL;
+	for (size_t i = 0; i < s->lines.n; i++) {
+		const struct qmap_entry *e = &s->lines.e[i];
+		unsigned col;
+		if (diff && e->a <= 1)
+			col = e->a == 1 ? 0 : 1;
+		else if (!diff && e->a == g)
+			col = 0;
+		else
+			continue;
+		size_t r;
+		if (at && at[e->b]) {
+			r = at[e->b] - 1;
+		} else {
+			if (cnt == cap) {
+				cap = cap ? cap * 2 : 1024;
+				rows = cpa_realloc(rows, cap * sizeof(*rows));
+			}
+			r = cnt++;
+			rows[r] = (struct row){
+				cpa_strtab_get(s->text, (uint32_t)e->b, NULL),
+				{0, 0}, (uint32_t)e->b};
+			if (at)
+				at[e->b] = (uint32_t)cnt;
+		}
+		rows[r].v[col] += e->v;
+	}
+	free(at);
+	*n = cnt;
+	return rows;
+}
+
+int fold_write(struct fold_sink *s, FILE *out, bool diff)
+{
+	size_t n;
+	struct row *rows = collect(s, 0, diff, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (diff)
+			fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n",
+				rows[i].text, rows[i].v[0], rows[i].v[1]);
+		else
+			fprintf(out, "%s %" PRIu64 "\n", rows[i].text,
+				rows[i].v[0]);
+	}
+	free(rows);
+	return fflush(out) ? -1 : 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int fold_write_split(struct fold_sink *s, const char *dir)
+{
+	if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
+		cpa_err("%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/* the distinct groups, in time order */
+	uint64_t *groups = NULL;
+	size_t ng = 0;
+	struct qmap seen;
+	qmap_init(&seen);
+	for (size_t i = 0; i < s->lines.n; i++) {
+		uint64_t g = s->lines.e[i].a;
+		if (qmap_get(&seen, 0, g))
+			continue;
+		qmap_add(&seen, 0, g, 1);
+		groups = cpa_realloc(groups, (ng + 1) * sizeof(*groups));
+		groups[ng++] = g;
+	}
+	qmap_free(&seen);
+	if (ng)
+		qsort(groups, ng, sizeof(*groups), u64_cmp);
+	int ret = 0;
+	for (size_t i = 0; i < ng && !ret; i++) {
+		time_t t = (time_t)(groups[i] / CPA_NSEC_PER_SEC);
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		char name[64], path[4200];
+		strftime(name, sizeof(name), "%Y%m%dT%H%M%S", &tm);
+		unsigned ms = (unsigned)(groups[i] % CPA_NSEC_PER_SEC /
+					 1000000);
+		if (s->split_ns % CPA_NSEC_PER_SEC)
+			snprintf(path, sizeof(path), "%s/%s.%03uZ.folded", dir,
+				 name, ms);
+		else
+			snprintf(path, sizeof(path), "%s/%sZ.folded", dir,
+				 name);
+		FILE *f = fopen(path, "w");
+		if (!f) {
+			cpa_err("%s: %s", path, strerror(errno));
+			ret = -1;
+			break;
+		}
+		size_t n;
+		struct row *rows = collect(s, groups[i], false, &n);
+		for (size_t k = 0; k < n; k++)
+			fprintf(f, "%s %" PRIu64 "\n", rows[k].text,
+				rows[k].v[0]);
+		free(rows);
+		if (fclose(f)) {
+			cpa_err("%s: %s", path, strerror(errno));
+			ret = -1;
+		}
+	}
+	free(groups);
+	return ret;
+}
+
+int fold_write_pprof(struct fold_sink *s, int fd, uint64_t period_ns,
+		     uint64_t start_ns, uint64_t end_ns)
+{
+	size_t n;
+	struct row *rows = collect(s, 0, false, &n);
+	/* A profile has one unit: the heaviest kind's, by line count. */
+	uint64_t per_unit[8] = {0};
+	for (size_t i = 0; i < n; i++)
+		per_unit[cpa_kind_unit(s->kind[rows[i].id]) & 7]++;
+	unsigned unit = 0;
+	for (unsigned u = 1; u < 8; u++)
+		if (per_unit[u] > per_unit[unit])
+			unit = u;
+	struct cpa_pprof *p = cpa_pprof_new((enum cpa_unit)unit, period_ns);
+	const char **frames = NULL;
+	size_t fcap = 0, skipped = 0;
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned)cpa_kind_unit(s->kind[rows[i].id]) != unit) {
+			skipped++;
+			continue;
+		}
+		char *line = cpa_strdup(rows[i].text), *save = NULL;
+		uint32_t nf = 0;
+		for (char *t = strtok_r(line, ";", &save); t;
+		     t = strtok_r(NULL, ";", &save)) {
+			if (nf == fcap) {
+				fcap = fcap ? fcap * 2 : 64;
+				frames = cpa_realloc(frames,
+						     fcap * sizeof(*frames));
+			}
+			frames[nf++] = t;
+		}
+		cpa_pprof_add(p, frames, nf, (int64_t)rows[i].v[0]);
+		free(line);
+	}
+	if (skipped)
+		cpa_warn("pprof: left out %zu stacks measured in another unit "
+			 "than %s; pick one with --kind", skipped,
+			 cpa_unit_name((enum cpa_unit)unit));
+	if (end_ns > start_ns)
+		cpa_pprof_set_time(p, start_ns, end_ns - start_ns);
+	char err[256];
+	int r = cpa_pprof_write(p, fd, err, sizeof(err));
+	if (r < 0)
+		cpa_err("pprof: %s", err);
+	cpa_pprof_free(p);
+	free(frames);
+	free(rows);
+	return r;
+}
+
+/* ---- stream ---------------------------------------------------------- */
+
+static struct stream_sink *stream_of(struct sink *k)
+{
+	return (struct stream_sink *)k;
+}
+
+static void stream_begin(struct sink *k, const struct cpa_segment_info *si,
+			 const struct cpa_store_dict *d)
+{
+	struct stream_sink *s = stream_of(k);
+	s->d = d;
+	/* Segment ids start again at 1 in every segment. */
+	if (s->str_map)
+		memset(s->str_map, 0, s->str_n * sizeof(*s->str_map));
+	if (s->stk_map)
+		memset(s->stk_map, 0, s->stk_n * sizeof(*s->stk_map));
+}
+
+static uint32_t *map_slot(uint32_t **m, size_t *n, uint32_t id)
+{
+	if (id >= *n) {
+		size_t c = *n ? *n : 1024;
+		while (c <= id)
+			c *= 2;
+		*m = cpa_realloc(*m, c * sizeof(**m));
+		memset(*m + *n, 0, (c - *n) * sizeof(**m));
+		*n = c;
+	}
+	return &(*m)[id];
+}
+
+static uint32_t out_string(struct stream_sink *s, uint32_t id)
+{
+	if (!id)
+		return 0;
+	uint32_t *slot = map_slot(&s->str_map, &s->str_n, id);
+	if (!*slot) {
+		uint32_t len;
+		const char *str = cpa_dict_string(&s->d->d, id, &len);
+		*slot = cpa_symw_string(&s->w, str, len);
+	}
+	return *slot;
+}
+
+static void stream_entry(struct sink *k, unsigned column, uint64_t start,
+			 uint32_t lsid, uint32_t stack, uint64_t weight)
+{
+	struct stream_sink *s = stream_of(k);
+	const struct cpa_store_labelset *ls = &s->d->labelsets[lsid];
+	uint32_t *slot = map_slot(&s->stk_map, &s->stk_n, stack);
+	if (!*slot) {
+		uint32_t n;
+		const uint32_t *f = cpa_dict_stack(&s->d->d, stack, &n);
+		uint32_t *ids = cpa_malloc((n + 1) * sizeof(*ids));
+		for (uint32_t i = 0; i < n; i++)
+			ids[i] = out_string(s, f[i]);
+		*slot = cpa_symw_stack(&s->w, ids, n);
+		free(ids);
+	}
+	struct cpa_sample smp = {
+		.time_ns = start, .weight = weight,
+		.cgroup_id = ls->cgroup_id, .pid = ls->pid, .tid = ls->tid,
+		.cpu = ls->cpu, .kind = ls->kind, .flags = ls->flags,
+		.stack_id = *slot,
+		.comm_id = out_string(s, ls->comm),
+		.thread_id = out_string(s, ls->thread),
+		.container_id = out_string(s, ls->container),
+		.env_id = out_string(s, ls->env),
+	};
+	cpa_write_sample(&s->w.w, &smp);
+}
+
+static void stream_end(struct sink *k, const struct cpa_segment_info *si,
+		       const struct cpa_store_dict *d)
+{
+}
+
+int stream_sink_init(struct stream_sink *s, int fd,
+		     const struct store_set *ss)
+{
+	memset(s, 0, sizeof(*s));
+	s->k = (struct sink){stream_begin, stream_entry, stream_end};
+	int r = cpa_symw_init(&s->w, fd);
+	if (r < 0)
+		return r;
+	/* The meta of the capture that the store kept (frequency, mode,
+	 * versions), from the newest segment, then where this came from. */
+	if (ss->n) {
+		char *const *kv = ss->segs[ss->n - 1].meta;
+		for (size_t i = 0; kv && kv[i]; i += 2)
+			if (!strncmp(kv[i], "stream.", 7))
+				cpa_write_meta(&s->w.w, kv[i] + 7, kv[i + 1]);
+	}
+	char v[32];
+	snprintf(v, sizeof(v), "%" PRIu64, ss->interval_ns);
+	cpa_write_meta(&s->w.w, "source", "cpa-query");
+	return cpa_write_meta(&s->w.w, "interval_ns", v);
+}
+
+int stream_sink_finish(struct stream_sink *s)
+{
+	int r = cpa_write_end(&s->w.w);
+	cpa_symw_free(&s->w);
+	free(s->str_map);
+	free(s->stk_map);
+	return r;
+}
+
+/* ---- top ------------------------------------------------------------- */
+
+static struct top_sink *top_of(struct sink *k)
+{
+	return (struct top_sink *)k;
+}
+
+static void top_begin(struct sink *k, const struct cpa_segment_info *si,
+		      const struct cpa_store_dict *d)
+{
+	qmap_clear(&top_of(k)->seg);
+}
+
+static void top_entry(struct sink *k, unsigned column, uint64_t start,
+		      uint32_t ls, uint32_t stack, uint64_t weight)
+{
+	qmap_add(&top_of(k)->seg, 0, stack, weight);
+}
+
+static void top_end(struct sink *k, const struct cpa_segment_info *si,
+		    const struct cpa_store_dict *d)
+{
+	struct top_sink *s = top_of(k);
+	for (size_t i = 0; i < s->seg.n; i++) {
+		uint32_t n;
+		const uint32_t *f = cpa_dict_stack(&d->d, (uint32_t)s->seg.e[i].b,
+						   &n);
+		uint64_t w = s->seg.e[i].v;
+		s->sum += w;
+		s->visit++;
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t len;
+			const char *name = cpa_dict_string(&d->d, f[j], &len);
+			bool is_new;
+			uint32_t id = cpa_strtab_intern(s->names, name, len,
+							&is_new);
+			if (id >= s->cap) {
+				size_t c = s->cap ? s->cap * 2 : 1024;
+				while (c <= id)
+					c *= 2;
+				s->self = cpa_realloc(s->self, c * 8);
+				s->total = cpa_realloc(s->total, c * 8);
+				s->seen = cpa_realloc(s->seen, c * 4);
+				memset(s->self + s->cap, 0, (c - s->cap) * 8);
+				memset(s->total + s->cap, 0, (c - s->cap) * 8);
+				memset(s->seen + s->cap, 0, (c - s->cap) * 4);
+				s->cap = c;
+			}
+			/* a recursive function counts once per stack */
+			if (s->seen[id] != s->visit) {
+				s->seen[id] = s->visit;
+				s->total[id] += w;
+			}
+			if (j == n - 1)
+				s->self[id] += w;
+		}
+	}
+}
+
+void top_sink_init(struct top_sink *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->k = (struct sink){top_begin, top_entry, top_end};
+	qmap_init(&s->seg);
+	s->names = cpa_strtab_new();
+}
+
+static const struct top_sink *top_sorting;
+
+static int top_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct top_sink *s = top_sorting;
+	if (s->self[x] != s->self[y])
+		return s->self[x] > s->self[y] ? -1 : 1;
+	if (s->total[x] != s->total[y])
+		return s->total[x] > s->total[y] ? -1 : 1;
+	return strcmp(cpa_strtab_get(s->names, x, NULL),
+		      cpa_strtab_get(s->names, y, NULL));
+}
+
+void top_write(struct top_sink *s, FILE *out, unsigned n)
+{
+	uint32_t count = cpa_strtab_count(s->names);
+	uint32_t *ids = cpa_malloc(((size_t)count + 1) * sizeof(*ids));
+	for (uint32_t i = 0; i < count; i++)
+		ids[i] = i + 1;
+	top_sorting = s;
+	qsort(ids, count, sizeof(*ids), top_cmp);
+	double sum = s->sum ? (double)s->sum : 1.0;
+	fprintf(out, "%14s %7s %14s %7s  %s\n", "self", "self%", "total",
+		"total%", "function");
+	for (uint32_t i = 0; i < count && i < n; i++) {
+		uint32_t id = ids[i];
+		fprintf(out, "%14" PRIu64 " %6.2f%% %14" PRIu64 " %6.2f%%  %s\n",
+			s->self[id], 100.0 * (double)s->self[id] / sum,
+			s->total[id], 100.0 * (double)s->total[id] / sum,
+			cpa_strtab_get(s->names, id, NULL));
+	}
+	free(ids);
+}
+
+void top_sink_free(struct top_sink *s)
+{
+	qmap_free(&s->seg);
+	cpa_strtab_free(s->names);
+	free(s->self);
+	free(s->total);
+	free(s->seen);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What cpa-query writes. Folded output (plain, differential, per-window
+ * split and pprof) is aggregated by folded line; the stream keeps each
+ * window's time; --top sums per function.
+ */
+#ifndef CPA_QUERY_OUTPUT_H
+#define CPA_QUERY_OUTPUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "intern.h"
+#include "labels.h"
+#include "map.h"
+#include "scan.h"
+#include "symstream.h"
+
+/* Lines aggregated by (group, folded line). The group is the column
+ * (0 the range, 1 the --diff range) or the start of a --split group. */
+struct fold_sink {
+	struct sink k;
+	const struct cpa_labels *labels;
+	uint64_t split_ns;		/* 0: group by column */
+	struct qmap seg;		/* (group, ls<<32|stack) -> weight */
+	struct qmap lines;		/* (group, line id) -> weight */
+	struct cpa_strtab *text;	/* line id -> "frame;...;leaf" */
+	uint16_t *kind;			/* line id -> event kind */
+	size_t kind_cap;
+	/* per segment: labelset -> the labelset that prints the same */
+	const struct cpa_store_dict *d;
+	struct cpa_stacktab *proj;	/* label tuple -> group id */
+	uint32_t *rep, *group_rep;
+	size_t rep_n, group_n;
+};
+
+void fold_sink_init(struct fold_sink *s, const struct cpa_labels *labels,
+		    uint64_t split_ns);
+void fold_sink_free(struct fold_sink *s);
+/* Folded text of group 0; with diff, "line baseline range" of both. */
+int fold_write(struct fold_sink *s, FILE *out, bool diff);
+/* One file per group in dir, named by the group's UTC start. */
+int fold_write_split(struct fold_sink *s, const char *dir);
+/* A pprof profile of group 0. */
+int fold_write_pprof(struct fold_sink *s, int fd, uint64_t period_ns,
+		     uint64_t start_ns, uint64_t end_ns);
+
+/* The symbolized stream, one sample per entry, time = window start. */
+struct stream_sink {
+	struct sink k;
+	struct cpa_symwriter w;
+	const struct cpa_store_dict *d;	/* of the segment being read */
+	uint32_t *str_map, *stk_map;	/* segment id -> output id */
+	size_t str_n, stk_n;
+};
+
+/* Writes the stream header and the meta the store kept. */
+int stream_sink_init(struct stream_sink *s, int fd,
+		     const struct store_set *ss);
+int stream_sink_finish(struct stream_sink *s);
+
+/* Self and total weight per function. */
+struct top_sink {
+	struct sink k;
+	struct qmap seg;		/* (0, stack) -> weight */
+	struct cpa_strtab *names;
+	uint64_t *self, *total;
+	uint32_t *seen;			/* per name: last stack visited */
+	size_t cap;
+	uint32_t visit;
+	uint64_t sum;
+};
+
+void top_sink_init(struct top_sink *s);
+void top_write(struct top_sink *s, FILE *out, unsigned n);
+void top_sink_free(struct top_sink *s);
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stores a query reads and the walk over the windows of a time range:
+ * only segments and blocks whose index span meets the range are opened,
+ * and each entry that passes the filters goes to a sink.
+ */
+#ifndef CPA_QUERY_SCAN_H
+#define CPA_QUERY_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "filter.h"
+#include "store.h"
+
+struct store_set {
+	struct cpa_segment_info *segs;	/* readable segments, by start */
+	size_t n;
+	uint64_t interval_ns;		/* of the first segment */
+};
+
+/* Reads the index of every segment in dirs. Torn tails and unreadable
+ * segments are warned about and skipped; a newer format or a missing
+ * directory is fatal. */
+void stores_open(struct store_set *ss, const char *const *dirs, size_t n);
+void stores_free(struct store_set *ss);
+
+struct sink {
+	/* d grows while the segment is read; it is complete at end. */
+	void (*begin)(struct sink *k, const struct cpa_segment_info *si,
+		      const struct cpa_store_dict *d);
+	void (*entry)(struct sink *k, unsigned column, uint64_t start_ns,
+		      uint32_t ls, uint32_t stack, uint64_t weight);
+	void (*end)(struct sink *k, const struct cpa_segment_info *si,
+		    const struct cpa_store_dict *d);
+};
+
+struct scan_stats {
+	uint64_t segments, blocks, windows, entries;
+	uint64_t first_ns, last_ns;	/* span of windows read */
+};
+
+/*
+ * Sends every entry of the windows meeting [from, to) that passes f to k,
+ * tagged with column. A damaged block is warned about and skipped.
+ */
+void scan_range(const struct store_set *ss, uint64_t from, uint64_t to,
+		unsigned column, const struct filter *f, struct sink *k,
+		struct scan_stats *st);
+
+#endif

@@ -1,0 +1,71 @@
+# cpa-render: see docs/man/cpa-render.1
+bin_PROGRAMS += cpa-render/cpa-render
+cpa_render_cpa_render_SOURCES = \
+	cpa-render/main.c cpa-render/render.h \
+	cpa-render/input.c \
+	cpa-render/tree.c cpa-render/tree.h \
+	cpa-render/units.c \
+	cpa-render/palette.c \
+	cpa-render/xml.c cpa-render/xml.h \
+	cpa-render/svg.c \
+	cpa-render/html.c \
+	cpa-render/text.c \
+	cpa-render/folded_out.c \
+	cpa-render/pprof_out.c
+nodist_cpa_render_cpa_render_SOURCES = cpa-render/assets.c
+cpa_render_cpa_render_LDADD = lib/libcpa.a $(ZLIB_LIBS) $(M_LIBS)
+
+# The browser code is kept as plain .js files and built into the program
+# as C strings, so every SVG and HTML page is self-contained.
+CPA_RENDER_JS = cpa-render/flame.js cpa-render/heatmap.js
+cpa-render/assets.c: $(CPA_RENDER_JS) cpa-render/js2c.sh
+	$(AM_V_GEN)$(MKDIR_P) cpa-render && \
+	$(SHELL) $(srcdir)/cpa-render/js2c.sh \
+		cpa_flame_js $(srcdir)/cpa-render/flame.js \
+		cpa_heatmap_js $(srcdir)/cpa-render/heatmap.js > $@-t && mv $@-t $@
+BUILT_SOURCES += cpa-render/assets.c
+CLEANFILES += cpa-render/assets.c
+EXTRA_DIST += $(CPA_RENDER_JS) cpa-render/js2c.sh
+
+# pprof profile.proto encoder, shared with cpa-query
+lib_libcpa_a_SOURCES += lib/pprof.c lib/pprof.h
+
+dist_man1_MANS += docs/man/cpa-render.1
+
+# Test tool: a cpa stream from a text description of samples.
+check_PROGRAMS += cpa-render/mkstream
+cpa_render_mkstream_SOURCES = cpa-render/mkstream.c
+cpa_render_mkstream_LDADD = lib/libcpa.a $(M_LIBS)
+
+TESTS += tests/bats/render.bats tests/bats/render-browser.bats
+EXTRA_DIST += tests/bats/render.bats tests/bats/render-browser.bats \
+	tests/data/render/README \
+	tests/data/render/perf-collapsed.folded \
+	tests/data/render/bpftrace-collapsed.folded \
+	tests/browser/package.json tests/browser/render.test.js \
+	tests/browser/screenshot.js tests/browser/render-images \
+	bench/render-gen bench/render-bench \
+	docs/render.md docs/img/render-svg.png docs/img/render-svg-zoom.png \
+	docs/img/render-icicle.png docs/img/render-diff.png \
+	docs/img/render-html.png docs/img/render-text.png \
+	docs/img/render-pprof.png docs/img/render-folded.png
+
+# Fuzz target: any bytes through input, tree and every output format.
+# `make check` replays its corpus (tests/bats/render.bats); `make fuzz`
+# runs it under libFuzzer with the other targets.
+RENDER_FUZZ_SRCS = cpa-render/input.c cpa-render/tree.c cpa-render/units.c \
+	cpa-render/palette.c cpa-render/xml.c cpa-render/svg.c \
+	cpa-render/html.c cpa-render/text.c cpa-render/folded_out.c \
+	cpa-render/pprof_out.c
+check_PROGRAMS += tests/fuzz/render_replay
+tests_fuzz_render_replay_SOURCES = tests/fuzz/render_fuzz.c \
+	tests/fuzz/replay.c $(RENDER_FUZZ_SRCS)
+nodist_tests_fuzz_render_replay_SOURCES = cpa-render/assets.c
+tests_fuzz_render_replay_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-render
+tests_fuzz_render_replay_LDADD = lib/libcpa.a $(ZLIB_LIBS) $(M_LIBS)
+
+FUZZ_TARGETS += render
+FUZZ_EXTRA_render = $(RENDER_FUZZ_SRCS)
+FUZZ_BUILT_render = cpa-render/assets.c
+FUZZ_CFLAGS_render = -I$(srcdir)/cpa-render
+EXTRA_DIST += tests/fuzz/render_fuzz.c

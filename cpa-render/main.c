@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cpa-render: folded text or the cpa stream in; a flame graph (SVG),
+ * an HTML page with a time heatmap, pprof, a text report or merged folded
+ * text out. Runs unprivileged.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "options.h"
+#include "render.h"
+#include "timeparse.h"
+
+enum {
+	OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_MINWIDTH,
+	OPT_COLORS, OPT_HASH, OPT_COUNTNAME, OPT_REVERSE, OPT_INVERTED,
+	OPT_FLAMECHART, OPT_NEGATE, OPT_UNIT, OPT_KIND, OPT_LABELS, OPT_TOP,
+	OPT_FREQ, OPT_SKIP_BAD,
+};
+
+static const char doc[] =
+	"Draws a profile: folded text (one or two counts per line) or the "
+	"cpa stream, read from FILE or standard input, the kind told by its "
+	"first byte.\v"
+	"Formats: svg (interactive flame graph, the default), html (one "
+	"self-contained page; with stream input a per-second heatmap to pick "
+	"a time range), pprof (gzipped profile.proto), text (top functions "
+	"and call tree), folded (merged, sorted folded text).\n\n"
+	"Examples:\n"
+	"  cpa-query --dir /var/lib/cpa --last 5m | cpa-render > cpu.svg\n"
+	"  perf script | stackcollapse-perf.pl | cpa-render --title perf > p.svg\n"
+	"  cpa-render --format pprof -o cpu.pb.gz profile.folded\n\n"
+	"Exit status: 0 on success, 1 on bad input, 2 on bad options.";
+
+static const struct argp_option options[] = {
+	{ "format", 'f', "FMT", 0, "svg, html, pprof, text or folded", 0 },
+	{ "output", 'o', "FILE", 0, "write to FILE instead of stdout", 0 },
+	{ "verbose", 'v', NULL, 0, "say more on stderr", 0 },
+	{ NULL, 0, NULL, 0, "Flame graph (svg and html):", 1 },
+	{ "title", OPT_TITLE, "TEXT", 0, "title (default \"Flame Graph\")", 1 },
+	{ "subtitle", OPT_SUBTITLE, "TEXT", 0, "second title line", 1 },
+	{ "width", OPT_WIDTH, "PX", 0, "image width (default 1200)", 1 },
+	{ "height", OPT_HEIGHT, "PX", 0, "frame height (default 16)", 1 },
+	{ "minwidth", OPT_MINWIDTH, "PX|PCT%", 0,
+	  "leave out frames narrower than PX pixels or PCT percent of the "
+	  "total (default 0.1); in text, the call tree's cut (default 0.5%)", 1 },
+	{ "colors", OPT_COLORS, "PALETTE", 0,
+	  "hot (samples), io (time), mem (bytes), wakeup, java, js, perl, "
+	  "chain, red, green, blue, aqua, yellow, purple, orange", 1 },
+	{ "color", OPT_COLORS, "PALETTE", OPTION_ALIAS, NULL, 1 },
+	{ "hash", OPT_HASH, NULL, 0,
+	  "colors by name hash: alike names, alike colors", 1 },
+	{ "countname", OPT_COUNTNAME, "NAME", 0,
+	  "what the counts are (default from the unit)", 1 },
+	{ "reverse", OPT_REVERSE, NULL, 0, "reverse stacks: leaves at the root", 1 },
+	{ "inverted", OPT_INVERTED, NULL, 0, "icicle graph: root at the top", 1 },
+	{ "flamechart", OPT_FLAMECHART, NULL, 0,
+	  "time order instead of merged by name (stream times, or the line "
+	  "order of folded text)", 1 },
+	{ "negate", OPT_NEGATE, NULL, 0,
+	  "differential: swap red (grew) and blue (shrank)", 1 },
+	{ NULL, 0, NULL, 0, "Input:", 2 },
+	{ "unit", OPT_UNIT, "UNIT", 0,
+	  "unit of folded counts: samples (default), ns, count, bytes, pages", 2 },
+	{ "kind", OPT_KIND, "KIND", 0,
+	  "stream: only samples of this event kind (oncpu, offcpu-blocked, ...)", 2 },
+	{ "labels", OPT_LABELS, "LIST", 0,
+	  "stream: root labels, comm,pid,tid,thread,container,env,cpu or "
+	  "none (default comm)", 2 },
+	{ "ignore-bad-lines", OPT_SKIP_BAD, NULL, 0,
+	  "skip malformed folded lines, counting them, instead of failing", 2 },
+	{ NULL, 0, NULL, 0, "Text and pprof:", 3 },
+	{ "top", OPT_TOP, "N", 0, "text: rows of the top lists (default 20)", 3 },
+	{ "freq", OPT_FREQ, "HZ", 0,
+	  "pprof: sampling frequency, for CPU time (default from the stream, "
+	  "else 49)", 3 },
+	{ 0 },
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct render_opts *o = state->input;
+	char err[128];
+
+	switch (key) {
+	case 'f':
+		if (!strcmp(arg, "svg")) o->format = FORMAT_SVG;
+		else if (!strcmp(arg, "html")) o->format = FORMAT_HTML;
+		else if (!strcmp(arg, "pprof")) o->format = FORMAT_PPROF;
+		else if (!strcmp(arg, "text")) o->format = FORMAT_TEXT;
+		else if (!strcmp(arg, "folded")) o->format = FORMAT_FOLDED;
+		else
+			cpa_die_usage("invalid --format '%s': expected svg, html, "
+				      "pprof, text or folded", arg);
+		break;
+	case 'o': o->output = arg; break;
+	case 'v': cpa_set_verbose(true); break;
+	case OPT_TITLE: o->title = arg; break;
+	case OPT_SUBTITLE: o->subtitle = arg; break;
+	case OPT_WIDTH:
+		o->width = (unsigned)cpa_opt_uint("--width", arg, 100, 1000000);
+		break;
+	case OPT_HEIGHT:
+		o->frame_height = (unsigned)cpa_opt_uint("--height", arg, 4, 1000);
+		break;
+	case OPT_MINWIDTH: {
+		char *end;
+		errno = 0;
+		double v = strtod(arg, &end);
+		o->minwidth_pct = *end == '%';
+		if (o->minwidth_pct)
+			end++;
+		if (errno || end == arg || *end || !(v >= 0) ||
+		    (o->minwidth_pct && v > 100) || v > 1e9)
+			cpa_die_usage("invalid --minwidth '%s': expected pixels "
+				      "such as 0.5 or a percentage such as 1%%",
+				      arg);
+		o->minwidth = v;
+		o->minwidth_set = true;
+		break;
+	}
+	case OPT_COLORS:
+		if (!palette_valid(arg))
+			cpa_die_usage("invalid --colors '%s': expected one of %s",
+				      arg, palette_list());
+		o->colors = arg;
+		break;
+	case OPT_HASH: o->hash = true; break;
+	case OPT_COUNTNAME: o->countname = arg; break;
+	case OPT_REVERSE: o->reverse = true; break;
+	case OPT_INVERTED: o->inverted = true; break;
+	case OPT_FLAMECHART: o->flamechart = true; break;
+	case OPT_NEGATE: o->negate = true; break;
+	case OPT_UNIT:
+		o->unit = -1;
+		for (int u = CPA_UNIT_SAMPLES; u <= CPA_UNIT_PAGES; u++)
+			if (!strcmp(arg, cpa_unit_name((enum cpa_unit)u)))
+				o->unit = u;
+		if (o->unit < 0)
+			cpa_die_usage("invalid --unit '%s': expected samples, ns, "
+				      "count, bytes or pages", arg);
+		break;
+	case OPT_KIND:
+		o->kind = cpa_kind_parse(arg);
+		if (o->kind < 0)
+			cpa_die_usage("invalid --kind '%s': expected an event kind "
+				      "such as oncpu or offcpu-blocked", arg);
+		break;
+	case OPT_LABELS:
+		if (cpa_labels_parse(arg, &o->labels, err, sizeof(err)) < 0)
+			cpa_die_usage("invalid --labels '%s': %s", arg, err);
+		break;
+	case OPT_SKIP_BAD: o->skip_bad = true; break;
+	case OPT_TOP:
+		o->top = (unsigned)cpa_opt_uint("--top", arg, 1, 1000000);
+		break;
+	case OPT_FREQ:
+		o->period_ns = 1000000000ull /
+			       cpa_opt_uint("--freq", arg, 1, 1000000);
+		break;
+	case ARGP_KEY_ARG:
+		if (o->input)
+			argp_error(state, "one input file at most ('%s' and '%s')",
+				   o->input, arg);
+		o->input = arg;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = { options, parse_opt, "[FILE]", doc,
+				  NULL, NULL, NULL };
+
+static int open_output(const char *path)
+{
+	if (!path || !strcmp(path, "-"))
+		return 1;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		cpa_die("%s: %s", path, strerror(errno));
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	struct render_opts o = {
+		.format = FORMAT_SVG,
+		.unit = -1,
+		.kind = -1,
+		.width = 1200,
+		.frame_height = 16,
+		.minwidth = 0.1,
+		.top = 20,
+	};
+	struct profile p;
+	int rc;
+
+	cpa_options_init(argv[0]);
+	cpa_labels_default(&o.labels);
+	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	if (o.flamechart && o.format != FORMAT_SVG)
+		cpa_die_usage("--flamechart draws an svg; it cannot go with "
+			      "--format other than svg");
+	if (o.format == FORMAT_TEXT && !o.minwidth_set) {
+		o.minwidth = 0.5;
+		o.minwidth_pct = true;
+	}
+
+	uint64_t t0 = cpa_now_ns();
+	if (input_read(&p, &o, o.format == FORMAT_HTML) < 0)
+		return CPA_EXIT_FAILURE;
+	uint64_t t1 = cpa_now_ns();
+	const char *name = o.input ? o.input : "<stdin>";
+	if (o.flamechart && p.from_stream)
+		flamechart_build(&p);
+	if (!tree_finish(&p.tree)) {
+		cpa_err("%s: total weight overflows 64 bits", name);
+		profile_free(&p);
+		return CPA_EXIT_FAILURE;
+	}
+	uint64_t t2 = cpa_now_ns();
+	cpa_debug("%s: %u distinct frames, %u names; read and merged in "
+		  "%.3f s, totalled and sorted in %.3f s", name, p.tree.n,
+		  cpa_strtab_count(p.tree.names), (t1 - t0) / 1e9,
+		  (t2 - t1) / 1e9);
+	if (p.tree.total[TREE_ROOT] == 0) {
+		if (p.raw)
+			cpa_err("%s: %llu raw samples but no symbolized ones: "
+				"pipe cpa-capture through cpa-unwind first", name,
+				(unsigned long long)p.raw);
+		else
+			cpa_err("%s: no samples to draw", name);
+		profile_free(&p);
+		return CPA_EXIT_FAILURE;
+	}
+
+	int fd = open_output(o.output);
+	if (o.format == FORMAT_PPROF) {
+		rc = pprof_write(fd, &p, &o);
+	} else {
+		FILE *f = fdopen(fd, "w");
+		if (!f)
+			cpa_die("fdopen: %s", strerror(errno));
+		setvbuf(f, NULL, _IOFBF, 1 << 20);
+		switch (o.format) {
+		case FORMAT_HTML: rc = html_write(f, &p, &o); break;
+		case FORMAT_TEXT: rc = text_write(f, &p, &o); break;
+		case FORMAT_FOLDED: rc = folded_write(f, &p, &o); break;
+		default: rc = svg_write(f, &p, &o); break;
+		}
+		if (fflush(f) != 0 || ferror(f)) {
+			cpa_err("%s: write: %s", o.output ? o.output : "<stdout>",
+				strerror(errno));
+			rc = -1;
+		}
+		fclose(f);
+		fd = -1;
+	}
+	if (fd > 1)
+		close(fd);
+	cpa_debug("written in %.3f s", (cpa_now_ns() - t2) / 1e9);
+	profile_free(&p);
+	return rc < 0 ? CPA_EXIT_FAILURE : 0;
+}

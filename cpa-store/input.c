@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "folded.h"
+#include "log.h"
+#include "input.h"
+
+void input_open(struct input *in, int fd, const char *name,
+		uint64_t folded_time_ns)
+{
+	memset(in, 0, sizeof(*in));
+	in->name = name;
+	in->fd = fd;
+	in->folded_time_ns = folded_time_ns;
+	uint8_t first;
+	ssize_t k;
+	while ((k = read(fd, &first, 1)) < 0 && errno == EINTR)
+		;
+	if (k < 0)
+		cpa_die("%s: %s", name, strerror(errno));
+	if (k == 0) {
+		in->eof = true;
+		in->folded = true;
+		return;
+	}
+	if (cpa_stream_detect(&first, 1)) {
+		if (cpa_reader_init(&in->r, fd, name, &first, 1) < 0)
+			cpa_die("%s", in->r.err);
+		cpa_dict_init(&in->dict);
+		return;
+	}
+	in->folded = true;
+	in->f = fdopen(fd, "r");
+	if (!in->f || ungetc(first, in->f) == EOF)
+		cpa_die("%s: %s", name, strerror(errno));
+	in->strs = cpa_strtab_new();
+	in->stacks = cpa_stacktab_new();
+}
+
+bool input_ready(const struct input *in)
+{
+	if (in->eof || in->folded)
+		return true;
+	const struct cpa_reader *r = &in->r;
+	if (r->eof)
+		return true;
+	size_t have = r->end - r->start;
+	if (have < CPA_RECORD_HEADER_SIZE)
+		return false;
+	const uint8_t *h = r->buf + r->start + 4;
+	uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 |
+		       (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
+	return have >= CPA_RECORD_HEADER_SIZE + (size_t)len;
+}
+
+static void add_meta(struct input *in, const struct cpa_meta *m)
+{
+	size_t need = in->meta_len + m->key_len + m->value_len + 16;
+	in->meta = cpa_realloc(in->meta, need);
+	char *p = in->meta + in->meta_len;
+	p += sprintf(p, "stream.");
+	for (uint32_t i = 0; i < m->key_len; i++) {
+		char c = m->key[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+			  c == '-';
+		*p++ = ok ? c : '_';
+	}
+	*p++ = '=';
+	for (uint32_t i = 0; i < m->value_len; i++) {
+		char c = m->value[i];
+		*p++ = c == '\n' || c == '\r' ? ' ' : c;
+	}
+	*p++ = '\n';
+	in->meta_len = (size_t)(p - in->meta);
+	in->meta_changed = true;
+}
+
+static int next_stream(struct input *in, struct in_sample *s)
+{
+	struct cpa_record rec;
+	char err[256];
+	for (;;) {
+		int r = cpa_reader_next(&in->r, &rec);
+		if (r < 0) {
+			cpa_err("%s", in->r.err);
+			return -1;
+		}
+		if (r == 0) {
+			in->eof = true;
+			return 0;
+		}
+		switch (rec.type) {
+		case CPA_REC_STRING:
+		case CPA_REC_STACK:
+			if (cpa_dict_add(&in->dict, &rec, err, sizeof(err)) < 0) {
+				cpa_err("%s: %s", in->name, err);
+				return -1;
+			}
+			break;
+		case CPA_REC_SAMPLE: {
+			struct cpa_sample cs;
+			if (cpa_decode_sample(&rec, &cs, err, sizeof(err)) < 0 ||
+			    cpa_dict_check_sample(&in->dict, &cs, rec.offset,
+						  err, sizeof(err)) < 0) {
+				cpa_err("%s: %s", in->name, err);
+				return -1;
+			}
+			s->time_ns = cs.time_ns;
+			s->weight = cs.weight;
+			s->stack = cs.stack_id;
+			s->ls = (struct cpa_store_labelset){
+				.cgroup_id = cs.cgroup_id, .pid = cs.pid,
+				.tid = cs.tid, .cpu = cs.cpu, .kind = cs.kind,
+				.flags = cs.flags, .comm = cs.comm_id,
+				.thread = cs.thread_id,
+				.container = cs.container_id, .env = cs.env_id,
+			};
+			in->samples++;
+			return 1;
+		}
+		case CPA_REC_META: {
+			struct cpa_meta m;
+			if (cpa_decode_meta(&rec, &m, err, sizeof(err)) < 0) {
+				cpa_err("%s: %s", in->name, err);
+				return -1;
+			}
+			add_meta(in, &m);
+			break;
+		}
+		case CPA_REC_LOST: {
+			struct cpa_lost l;
+			if (cpa_decode_lost(&rec, &l, err, sizeof(err)) < 0) {
+				cpa_err("%s: %s", in->name, err);
+				return -1;
+			}
+			in->lost += l.count;
+			break;
+		}
+		case CPA_REC_RAW_SAMPLE:
+			cpa_err("%s: byte %llu: raw sample: cpa-store keeps "
+				"symbolized samples, pipe through cpa-unwind "
+				"first", in->name,
+				(unsigned long long)rec.offset);
+			return -1;
+		default:
+			/* task, mmap, end and types newer than this build
+			 * say nothing the store keeps */
+			break;
+		}
+	}
+}
+
+/* A folded line becomes one sample: an optional event-kind marker, the
+ * process name (the first frame, as stackcollapse-perf.pl and cpa-query
+ * write it), then the stack. */
+static int next_folded(struct input *in, struct in_sample *s)
+{
+	for (;;) {
+		long len = cpa_read_line(in->f, &in->line, &in->cap);
+		if (len < 0) {
+			if (ferror(in->f)) {
+				cpa_err("%s: %s", in->name, strerror(errno));
+				return -1;
+			}
+			in->eof = true;
+			return 0;
+		}
+		in->lineno++;
+		struct cpa_folded_line fl;
+		char err[160];
+		int r = cpa_folded_parse(in->line, (size_t)len, &fl, err,
+					 sizeof(err));
+		if (r < 0) {
+			cpa_err("%s: line %llu: %s", in->name,
+				(unsigned long long)in->lineno, err);
+			return -1;
+		}
+		if (r == 0)
+			continue;
+		if (fl.two_counts) {
+			cpa_err("%s: line %llu: a differential (two-count) "
+				"line cannot be stored", in->name,
+				(unsigned long long)in->lineno);
+			return -1;
+		}
+		memset(s, 0, sizeof(*s));
+		s->time_ns = in->folded_time_ns;
+		s->weight = fl.count;
+		uint32_t frames[CPA_MAX_STACK_DEPTH];
+		uint32_t n = 0;
+		bool is_new, seen_comm = false, first = true;
+		const char *p = fl.stack, *end = fl.stack + fl.stack_len;
+		while (p <= end) {
+			const char *semi = memchr(p, ';', (size_t)(end - p));
+			const char *fe = semi ? semi : end;
+			size_t flen = (size_t)(fe - p);
+			int kind = -1;
+			if (first) {
+				for (unsigned k = 1; k < CPA_KIND_COUNT; k++) {
+					const char *mk = cpa_kind_marker(k);
+					if (mk && strlen(mk) == flen &&
+					    !memcmp(mk, p, flen))
+						kind = (int)k;
+				}
+			}
+			if (kind >= 0) {
+				s->ls.kind = (uint16_t)kind;
+			} else if (!seen_comm) {
+				seen_comm = true;
+				s->ls.comm = flen ? cpa_strtab_intern(in->strs, p,
+								flen, &is_new)
+						  : 0;
+			} else if (n < CPA_MAX_STACK_DEPTH && flen) {
+				frames[n++] = cpa_strtab_intern(in->strs, p,
+								flen, &is_new);
+			}
+			first = false;
+			if (!semi)
+				break;
+			p = semi + 1;
+		}
+		s->stack = cpa_stacktab_intern(in->stacks, frames, n, &is_new);
+		in->samples++;
+		return 1;
+	}
+}
+
+int input_next(struct input *in, struct in_sample *s)
+{
+	if (in->eof)
+		return 0;
+	return in->folded ? next_folded(in, s) : next_stream(in, s);
+}
+
+const char *input_string(const struct input *in, uint32_t id, uint32_t *len)
+{
+	if (id == 0) {
+		*len = 0;
+		return "";
+	}
+	if (in->folded)
+		return cpa_strtab_get(in->strs, id, len);
+	return cpa_dict_string(&in->dict, id, len);
+}
+
+const uint32_t *input_stack(const struct input *in, uint32_t id, uint32_t *n)
+{
+	if (in->folded)
+		return cpa_stacktab_get(in->stacks, id, n);
+	return cpa_dict_stack(&in->dict, id, n);
+}
+
+void input_close(struct input *in)
+{
+	if (!in->folded) {
+		if (!in->r.ended && in->eof)
+			cpa_warn("%s: stream ended without an end record (the "
+				 "upstream stage stopped early?)", in->name);
+		cpa_reader_free(&in->r);
+		cpa_dict_free(&in->dict);
+	} else {
+		if (in->f)
+			fclose(in->f);
+		free(in->line);
+		if (in->strs)
+			cpa_strtab_free(in->strs);
+		if (in->stacks)
+			cpa_stacktab_free(in->stacks);
+	}
+	free(in->meta);
+}

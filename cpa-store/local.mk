@@ -1,0 +1,44 @@
+# cpa-store: see docs/man/cpa-store.1
+# The store format (lib/store*) is shared with cpa-query, so it lives in
+# lib/ and is listed here, next to the tool that defines it.
+lib_libcpa_a_SOURCES += \
+	lib/store.h lib/store_format.c lib/store_write.c lib/store_read.c
+
+bin_PROGRAMS += cpa-store/cpa-store
+cpa_store_cpa_store_SOURCES = \
+	cpa-store/main.c \
+	cpa-store/opts.c cpa-store/opts.h \
+	cpa-store/input.c cpa-store/input.h \
+	cpa-store/windows.c cpa-store/windows.h \
+	cpa-store/segments.c cpa-store/segments.h
+cpa_store_cpa_store_LDADD = lib/libcpa.a $(ZSTD_LIBS) $(M_LIBS)
+dist_man1_MANS += docs/man/cpa-store.1
+EXTRA_DIST += docs/store-format.md bench/store-bench tests/bats/store-soak.bats
+
+# Tests. gen-stream writes a symbolized stream with known times, labels
+# and stacks (and the truth the suites check cpa-query against).
+check_PROGRAMS += tests/tools/gen-stream tests/unit/store_test
+tests_tools_gen_stream_SOURCES = tests/tools/gen-stream.c
+tests_tools_gen_stream_LDADD = lib/libcpa.a $(M_LIBS)
+tests_unit_store_test_SOURCES = tests/unit/store_test.c tests/unit/unit.h
+tests_unit_store_test_LDADD = lib/libcpa.a $(ZSTD_LIBS) $(M_LIBS)
+dist_check_DATA += tests/bats/store_helper.bash
+TESTS += tests/unit/store_test tests/bats/store.bats \
+	tests/bats/store-robust.bats tests/bats/store-live.bats
+
+# Fuzz target for the store readers (meta, index, dictionary and data
+# blocks): `make check` replays its corpus (tests/bats/store-robust.bats);
+# `make fuzz` runs it under libFuzzer with the other targets.
+check_PROGRAMS += tests/fuzz/store_replay
+tests_fuzz_store_replay_SOURCES = tests/fuzz/store_fuzz.c tests/fuzz/replay.c
+tests_fuzz_store_replay_LDADD = lib/libcpa.a $(ZSTD_LIBS) $(M_LIBS)
+fuzz: fuzz-store
+fuzz-store: $(BUILT_SOURCES)
+	@echo "  FUZZ     store ($(FUZZ_SECONDS)s)"
+	@$(CLANG) $(FUZZ_CFLAGS) $(srcdir)/tests/fuzz/store_fuzz.c \
+		$(filter %.c,$(addprefix $(srcdir)/,$(lib_libcpa_a_SOURCES))) \
+		$(LIBS_FOR_FUZZ) -o tests/fuzz/store_fuzz
+	@mkdir -p tests/fuzz/new-store
+	tests/fuzz/store_fuzz -max_total_time=$(FUZZ_SECONDS) \
+		tests/fuzz/new-store $(srcdir)/tests/fuzz/corpus/store
+.PHONY: fuzz-store

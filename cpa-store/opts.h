@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Command line of cpa-store. */
+#ifndef CPA_STORE_OPTS_H
+#define CPA_STORE_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct store_opts {
+	const char *dir;
+	uint64_t interval_ns;	/* window length */
+	uint64_t segment_ns;	/* rotation period */
+	uint64_t flush_ns;	/* longest time a closed window waits */
+	uint64_t grace_ns;	/* a window stays open this long for late ones */
+	uint64_t retain_ns;	/* 0: keep forever */
+	uint64_t max_size;	/* bytes; 0: no limit */
+	uint64_t backlog_max;	/* bytes held while writes fail */
+	uint64_t folded_time_ns;	/* time stamp of folded input lines */
+	bool stats;		/* report at exit */
+	const char *stats_file;	/* lib/selfstats.h */
+	uint64_t stats_interval_ns;
+};
+
+/* Parses argv; exits 2 on a bad option. */
+void store_opts_parse(struct store_opts *o, int argc, char **argv);
+/* The wall clock, or CPA_STORE_NOW when the environment sets it. */
+uint64_t store_now_ns(void);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The store directory as cpa-store manages it: the lock, recovery of torn
+ * tails left by a crash, the current segment and its rotation, the
+ * translation of input ids into segment ids, and retention.
+ */
+#ifndef CPA_STORE_SEGMENTS_H
+#define CPA_STORE_SEGMENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "input.h"
+#include "opts.h"
+#include "windows.h"
+
+struct segment_ref {
+	char name[CPA_STORE_NAME_MAX];
+	uint64_t bytes;
+	uint64_t max_end;	/* newest window end; segment start if empty */
+};
+
+struct store {
+	const struct store_opts *o;
+	int lock_fd;
+	struct cpa_segment_writer *cur;
+	uint64_t cur_period;
+	uint64_t cover_to;	/* end of the current segment's coverage */
+	struct segment_ref *old;	/* closed segments, oldest first */
+	size_t n_old, cap_old;
+
+	/* input id -> segment id, valid for the current segment */
+	uint32_t *str_map, *stk_map;
+	size_t str_map_n, stk_map_n;
+
+	char meta_base[1024];	/* writer, host, kernel, units */
+	struct cpa_store_window *batch;
+	size_t batch_cap;
+	struct cpa_store_entry *pool;
+	size_t pool_cap;
+
+	uint64_t blocks, windows, segments_created, segments_deleted;
+	uint64_t bytes_written;
+};
+
+/* Creates and locks the directory, recovers torn tails. Exits on error. */
+void store_open(struct store *st, const struct store_opts *o);
+/*
+ * Writes windows (sorted here by start), rotating segments as their
+ * periods require. Returns 0, or -errno with err set; *written tells how
+ * many of the sorted windows are safely stored either way.
+ */
+int store_write(struct store *st, struct input *in, struct window **w,
+		size_t n, size_t *written, char *err, size_t errlen);
+/* Makes everything written so far durable. 0 or -errno. */
+int store_sync(struct store *st);
+/* Deletes segments past --retain or beyond --max-size, oldest first. */
+void store_retention(struct store *st, uint64_t now_ns);
+uint64_t store_bytes(const struct store *st);
+void store_close(struct store *st);
+
+#endif

@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: MIT
+/*
+ * CFI table compiler: walks every FDE of .eh_frame (or, when an object has
+ * none, .debug_frame), asks libdw for the register rules of each PC range
+ * the FDE's instructions define, and keeps them as cfi_row entries.
+ *
+ * libdw does the DWARF interpretation (dwarf_cfi_addrframe); this file
+ * only enumerates FDEs (libdw leaves their address fields encoded, so we
+ * decode the pointer encoding ourselves) and maps the resulting DWARF
+ * expressions onto the handful of shapes x86-64 compilers and glibc emit.
+ * Anything else becomes a CFI_CFA_UNSUPPORTED row, which ends a walk with
+ * a counted reason rather than a guessed frame.
+ */
+#include <dwarf.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfi.h"
+#include "cfi_exec.h"
+
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RIP 16	/* the return address column on x86-64 */
+
+struct pc_row {
+	uint64_t pc;
+	struct cfi_row row;
+};
+
+struct row_vec {
+	struct pc_row *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void vec_push(struct row_vec *rv, uint64_t pc,
+		     const struct cfi_row *row)
+{
+	if (rv->oom)
+		return;
+	if (rv->n == rv->cap) {
+		size_t cap = rv->cap ? rv->cap * 2 : 1024;
+		void *nv = realloc(rv->v, cap * sizeof(*rv->v));
+		if (!nv) {
+			rv->oom = true;
+			return;
+		}
+		rv->v = nv;
+		rv->cap = cap;
+	}
+	rv->v[rv->n].pc = pc;
+	rv->v[rv->n].row = *row;
+	rv->n++;
+}
+
+/* ---- FDE address decoding --------------------------------------------- */
+
+static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+	for (unsigned shift = 0; *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+		if (shift < 64)
+			r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
+{
+	uint64_t r = 0;
+	unsigned shift = 0;
+	while (*p < end) {
+		uint8_t b = *(*p)++;
+		if (shift < 64)
+			r |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				r |= ~(uint64_t)0 << shift;
+			*v = (int64_t)r;
+			return true;
+		}
+	}
+	return false;
+}
+
+static uint64_t get_le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/*
+ * Reads a pointer in DW_EH_PE encoding enc at *p. pc_addr is the virtual
+ * address of *p for pc-relative values. with_app false reads only the
+ * value format (as FDE address ranges are). False on what we cannot
+ * decode.
+ */
+static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc,
+			 unsigned ptr_size, uint64_t pc_addr, bool with_app,
+			 uint64_t *out)
+{
+	uint64_t v;
+	unsigned n = 0;
+	bool sign = false;
+
+	if (enc == DW_EH_PE_omit)
+		return false;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr: n = ptr_size; break;
+	case DW_EH_PE_udata2: n = 2; break;
+	case DW_EH_PE_udata4: n = 4; break;
+	case DW_EH_PE_udata8: n = 8; break;
+	case DW_EH_PE_sdata2: n = 2; sign = true; break;
+	case DW_EH_PE_sdata4: n = 4; sign = true; break;
+	case DW_EH_PE_sdata8: n = 8; break;
+	case DW_EH_PE_uleb128:
+		if (!read_uleb(p, end, &v))
+			return false;
+		break;
+	case DW_EH_PE_sleb128: {
+		int64_t s;
+		if (!read_sleb(p, end, &s))
+			return false;
+		v = (uint64_t)s;
+		break;
+	}
+	default:
+		return false;
+	}
+	if (n) {
+		if ((size_t)(end - *p) < n)
+			return false;
+		v = get_le(*p, n);
+		if (sign && n < 8 && (v >> (8 * n - 1)) & 1)
+			v |= ~(uint64_t)0 << (8 * n);
+		*p += n;
+	}
+	if (with_app) {
+		switch (enc & 0x70) {
+		case 0:
+			break;
+		case DW_EH_PE_pcrel:
+			v += pc_addr;
+			break;
+		default:	/* datarel, textrel, funcrel: not in FDEs on Linux */
+			return false;
+		}
+		if (enc & DW_EH_PE_indirect)
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+/*
+ * What an FDE needs from its CIE: the pointer encoding of its addresses
+ * ('R' augmentation), whether it carries augmentation data ('z'), whether
+ * it describes a signal frame ('S'), and the initial instructions.
+ */
+static bool cie_info(const Dwarf_CIE *cie, unsigned ptr_size, uint8_t *enc,
+		     struct cfi_cie *info)
+{
+	const char *aug = cie->augmentation;
+	*enc = DW_EH_PE_absptr;
+	memset(info, 0, sizeof(*info));
+	info->insns = cie->initial_instructions;
+	info->insns_end = cie->initial_instructions_end;
+	info->code_align = cie->code_alignment_factor;
+	info->data_align = cie->data_alignment_factor;
+	info->ra_reg = cie->return_address_register;
+	if (!aug || aug[0] == '\0')
+		return true;
+	if (aug[0] != 'z')
+		return false;
+	info->has_z = true;
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p + cie->augmentation_data_size;
+	for (const char *a = aug + 1; *a; a++) {
+		switch (*a) {
+		case 'R':
+			if (p >= end)
+				return false;
+			*enc = *p++;
+			break;
+		case 'L':
+			p++;
+			break;
+		case 'P': {
+			uint64_t ignored;
+			if (p >= end)
+				return false;
+			uint8_t penc = *p++;
+			if (!read_encoded(&p, end, penc, ptr_size, 0, false,
+					  &ignored))
+				return false;
+			break;
+		}
+		case 'S':
+			info->signal = true;
+			break;
+		case 'B':
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+static void emit_row(void *arg, uint64_t pc, const struct cfi_row *row)
+{
+	vec_push(arg, pc, row);
+}
+
+/* ---- rules ------------------------------------------------------------- */
+
+static bool fits16(int64_t v)
+{
+	return v >= INT16_MIN && v <= INT16_MAX;
+}
+
+static void cfa_from_ops(const Dwarf_Op *ops, size_t n, struct cfi_row *row)
+{
+	row->cfa_rule = CFI_CFA_UNSUPPORTED;
+	if (n == 0)
+		return;
+	int reg = -1;
+	int64_t off = 0;
+	if (ops[0].atom == DW_OP_bregx) {
+		reg = (int)ops[0].number;
+		off = (int64_t)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		reg = ops[0].atom - DW_OP_breg0;
+		off = (int64_t)ops[0].number;
+	}
+	if (reg < 0 || off < INT32_MIN || off > INT32_MAX)
+		return;
+	row->cfa_off = (int32_t)off;
+	if (n == 1 && (reg == REG_RSP || reg == REG_RBP)) {
+		row->cfa_rule = reg == REG_RSP ? CFI_CFA_SP : CFI_CFA_BP;
+		return;
+	}
+	if (n == 2 && reg == REG_RSP && ops[1].atom == DW_OP_deref) {
+		row->cfa_rule = CFI_CFA_DEREF_SP;
+		return;
+	}
+	/*
+	 * PLT entries (gcc/binutils):
+	 *   breg7 8; breg16 0; lit15; and; litK; ge; lit3; shl; plus
+	 * i.e. rsp + 8, plus 8 once the stub has pushed its argument.
+	 */
+	static const uint8_t plt[] = {
+		DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
+		DW_OP_ge, DW_OP_lit3, DW_OP_shl, DW_OP_plus
+	};
+	if (n == 9 && reg == REG_RSP) {
+		for (size_t i = 1; i < 9; i++) {
+			if (i == 4) {
+				if (ops[i].atom < DW_OP_lit0 ||
+				    ops[i].atom > DW_OP_lit15)
+					return;
+				continue;
+			}
+			if (ops[i].atom != plt[i])
+				return;
+		}
+		if (ops[1].number != 0)
+			return;
+		row->cfa_rule = CFI_CFA_PLT;
+		row->flags |= (uint8_t)((ops[4].atom - DW_OP_lit0) << 4);
+	}
+}
+
+static void reg_from_frame(Dwarf_Frame *fr, int regno, uint8_t *rule,
+			   int16_t *off)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	*off = 0;
+	*rule = CFI_REG_UNSUPPORTED;
+	if (dwarf_frame_register(fr, regno, mem, &ops, &n) != 0)
+		return;
+	if (n == 0) {
+		*rule = ops == NULL ? CFI_REG_SAME : CFI_REG_UNDEFINED;
+		return;
+	}
+	if (ops[0].atom == DW_OP_call_frame_cfa) {
+		int64_t v = 0;
+		if (n == 2 && ops[1].atom == DW_OP_plus_uconst)
+			v = (int64_t)ops[1].number;
+		else if (n != 1)
+			return;	/* val_offset and friends */
+		if (!fits16(v))
+			return;
+		*rule = CFI_REG_AT_CFA;
+		*off = (int16_t)v;
+		return;
+	}
+	if (n == 1 && ops[0].atom == DW_OP_breg7 && fits16((int64_t)ops[0].number)) {
+		*rule = CFI_REG_AT_SP;
+		*off = (int16_t)(int64_t)ops[0].number;
+	}
+}
+
+static void row_from_frame(Dwarf_Frame *fr, bool signal, struct cfi_row *row)
+{
+	Dwarf_Op *ops;
+	size_t n;
+	memset(row, 0, sizeof(*row));
+	if (dwarf_frame_cfa(fr, &ops, &n) != 0)
+		n = 0;
+	cfa_from_ops(ops, n, row);
+	reg_from_frame(fr, REG_RIP, &row->ra_rule, &row->ra_off);
+	reg_from_frame(fr, REG_RBP, &row->bp_rule, &row->bp_off);
+	if (row->ra_rule == CFI_REG_UNSUPPORTED || row->ra_rule == CFI_REG_SAME)
+		row->cfa_rule = CFI_CFA_UNSUPPORTED;
+	if (row->cfa_rule == CFI_CFA_UNSUPPORTED) {
+		/* nothing else of an unusable row matters (or is compared) */
+		memset(row, 0, sizeof(*row));
+		row->cfa_rule = CFI_CFA_UNSUPPORTED;
+	}
+	if (signal)
+		row->flags |= CFI_ROW_SIGNAL;
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		if (!gelf_getshdr(scn, shdr) || shdr->sh_type == SHT_NOBITS)
+			continue;
+		const char *sn = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (sn && !strcmp(sn, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * Compiles every FDE of one CFI section. Returns the number of FDEs, or
+ * -1 when the section is malformed.
+ */
+static long compile_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
+			    bool eh, Dwarf_CFI *cfi, enum cfi_engine engine,
+			    struct row_vec *rv, struct cfi_table *t)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	if (!ident)
+		return -1;
+	unsigned ptr_size = ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
+	/* Go compresses .debug_frame; dwarf_begin_elf may already have
+	 * decompressed it in place, so look at the header as it is now. */
+	GElf_Shdr now;
+	if (!gelf_getshdr(scn, &now))
+		return -1;
+	if ((now.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return -1;
+	Elf_Data *data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return -1;
+	const uint8_t *base = data->d_buf;
+
+	struct {
+		Dwarf_Off off;
+		uint8_t enc;
+		bool ok;
+		struct cfi_cie info;
+	} cies[8];
+	struct cfi_cie info;
+	unsigned ncies = 0, next_cie = 0;
+	long fdes = 0;
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry ent;
+
+	for (; off != (Dwarf_Off)-1; off = next) {
+		int rc = dwarf_next_cfi(ident, data, eh, off, &next, &ent);
+		if (rc == 1)
+			break;
+		if (rc != 0)
+			return fdes ? fdes : -1;
+		if (dwarf_cfi_cie_p(&ent))
+			continue;
+
+		/* The encoding of this FDE's addresses comes from its CIE. */
+		uint8_t enc = 0;
+		bool ok = false, found = false;
+		for (unsigned i = 0; i < ncies; i++) {
+			if (cies[i].off == ent.fde.CIE_pointer) {
+				enc = cies[i].enc;
+				ok = cies[i].ok;
+				info = cies[i].info;
+				found = true;
+				break;
+			}
+		}
+		if (!found) {
+			Dwarf_CFI_Entry cie;
+			Dwarf_Off cnext;
+			ok = dwarf_next_cfi(ident, data, eh, ent.fde.CIE_pointer,
+					    &cnext, &cie) == 0 &&
+			     dwarf_cfi_cie_p(&cie) &&
+			     cie_info(&cie.cie, ptr_size, &enc, &info);
+			if (!eh)
+				enc = DW_EH_PE_absptr;
+			unsigned slot = ncies < 8 ? ncies++ : next_cie++ % 8;
+			cies[slot].off = ent.fde.CIE_pointer;
+			cies[slot].enc = enc;
+			cies[slot].ok = ok;
+			cies[slot].info = info;
+		}
+		if (!ok)
+			continue;
+
+		const uint8_t *p = ent.fde.start, *end = ent.fde.end;
+		uint64_t lo, range;
+		if (!read_encoded(&p, end, enc, ptr_size,
+				  shdr->sh_addr + (uint64_t)(p - base), true, &lo) ||
+		    !read_encoded(&p, end, enc, ptr_size, 0, false, &range))
+			continue;
+		if (range == 0 || lo == 0 || lo + range < lo)
+			continue;	/* discarded by the linker */
+		fdes++;
+
+		uint64_t hi = lo + range;
+		uint64_t aug_len = 0;
+		struct cfi_row gap = { 0 };
+		if (engine == CFI_ENGINE_FAST &&
+		    (!info.has_z || (read_uleb(&p, end, &aug_len) &&
+				     aug_len <= (uint64_t)(end - p))) &&
+		    cfi_exec_fde(&info, p + aug_len, end, lo, hi, emit_row,
+				 rv) == 0) {
+			vec_push(rv, hi, &gap);
+			continue;
+		}
+		t->slow_fdes++;
+		for (uint64_t addr = lo; addr < hi;) {
+			Dwarf_Frame *fr;
+			if (dwarf_cfi_addrframe(cfi, addr, &fr) != 0)
+				break;
+			Dwarf_Addr s, e;
+			bool signal = false;
+			struct cfi_row row;
+			if (dwarf_frame_info(fr, &s, &e, &signal) < 0) {
+				free(fr);
+				break;
+			}
+			row_from_frame(fr, signal, &row);
+			free(fr);
+			if (row.cfa_rule == CFI_CFA_UNSUPPORTED)
+				t->unsupported++;
+			vec_push(rv, addr, &row);
+			if (e <= addr)
+				break;
+			addr = e < hi ? e : hi;
+		}
+		vec_push(rv, hi, &gap);
+	}
+	return fdes;
+}
+
+static int cmp_pc(const void *a, const void *b)
+{
+	const struct pc_row *ra = a, *rb = b;
+	if (ra->pc != rb->pc)
+		return ra->pc < rb->pc ? -1 : 1;
+	/* At one address a function's first row wins over the gap marker
+	 * that ends the function before it. */
+	return (ra->row.cfa_rule == CFI_CFA_NONE) -
+	       (rb->row.cfa_rule == CFI_CFA_NONE);
+}
+
+static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
+{
+	return a->cfa_rule == b->cfa_rule && a->cfa_off == b->cfa_off &&
+	       a->ra_rule == b->ra_rule && a->ra_off == b->ra_off &&
+	       a->bp_rule == b->bp_rule && a->bp_off == b->bp_off &&
+	       a->flags == b->flags;
+}
+
+/* Sorts, drops duplicates and merges runs of equal rules into t. */
+static int finish_table(struct row_vec *rv, struct cfi_table *t)
+{
+	if (rv->n == 0)
+		return 0;
+	qsort(rv->v, rv->n, sizeof(*rv->v), cmp_pc);
+	uint64_t base = rv->v[0].pc, last = rv->v[rv->n - 1].pc;
+	if (last - base > UINT32_MAX)
+		return -1;
+	t->rows = malloc(rv->n * sizeof(*t->rows));
+	if (!t->rows)
+		return -1;
+	t->base = base;
+	t->end = last;
+	uint32_t n = 0;
+	for (size_t i = 0; i < rv->n; i++) {
+		if (i > 0 && rv->v[i].pc == rv->v[i - 1].pc)
+			continue;
+		if (n > 0 && same_rule(&t->rows[n - 1], &rv->v[i].row))
+			continue;
+		t->rows[n] = rv->v[i].row;
+		t->rows[n].pc = (uint32_t)(rv->v[i].pc - base);
+		n++;
+	}
+	t->n = n;
+	struct cfi_row *shrunk = realloc(t->rows, n * sizeof(*t->rows));
+	if (shrunk)
+		t->rows = shrunk;
+	return 0;
+}
+
+int cfi_compile(Elf *elf, Elf *dbg_elf, struct cfi_table *t)
+{
+	return cfi_compile_engine(elf, dbg_elf, t, CFI_ENGINE_FAST);
+}
+
+int cfi_compile_engine(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
+		       enum cfi_engine engine)
+{
+	struct row_vec rv = { 0 };
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+	long fdes = 0;
+	int rc = 0;
+
+	memset(t, 0, sizeof(*t));
+	scn = find_section(elf, ".eh_frame", &shdr);
+	if (scn) {
+		Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+		if (cfi) {
+			fdes = compile_section(elf, scn, &shdr, true, cfi,
+					       engine, &rv, t);
+			dwarf_cfi_end(cfi);
+		}
+		if (fdes < 0)
+			rc = -1;
+	}
+	/* .debug_frame only when there is no .eh_frame to use: the two
+	 * describe the same code when both exist. Go binaries have only
+	 * .debug_frame. */
+	if (fdes <= 0 && dbg_elf &&
+	    (scn = find_section(dbg_elf, ".debug_frame", &shdr))) {
+		Dwarf *dw = dwarf_begin_elf(dbg_elf, DWARF_C_READ, NULL);
+		Dwarf_CFI *cfi = dw ? dwarf_getcfi(dw) : NULL;
+		if (cfi) {
+			rv.n = 0;
+			t->unsupported = t->slow_fdes = 0;
+			fdes = compile_section(dbg_elf, scn, &shdr, false, cfi,
+					       engine, &rv, t);
+			rc = fdes < 0 ? -1 : 0;
+		}
+		if (dw)
+			dwarf_end(dw);
+	}
+	if (rv.oom)
+		rc = -1;
+	else if (finish_table(&rv, t) < 0)
+		rc = -1;
+	t->fdes = fdes > 0 ? (uint32_t)fdes : 0;
+	free(rv.v);
+	return rc;
+}
+
+void cfi_table_free(struct cfi_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: MIT
+/* ELF objects shared across processes, keyed by build id, bounded by LRU. */
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elfcache.h"
+#include "hash.h"
+#include "inline.h"
+#include "log.h"
+
+#define NBUCKETS 4096
+
+struct elfcache {
+	struct elf_obj *by_key[NBUCKETS];
+	struct elf_obj *by_stat[NBUCKETS];
+	struct elf_obj *lru_head, *lru_tail;	/* head: most recent */
+	struct elf_obj *vdso;
+	uint64_t max_bytes;
+	struct elfcache_stats st;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned key_bucket(const uint8_t *key, size_t len)
+{
+	return (unsigned)(cpa_hash(key, len, 0) % NBUCKETS);
+}
+
+static unsigned stat_bucket(uint64_t dev, uint64_t ino)
+{
+	return (unsigned)(cpa_hash_u64(dev * 0x9e3779b97f4a7c15ull ^ ino) %
+			  NBUCKETS);
+}
+
+/* 'B' + build id (hashed when longer than fits), or 'H' + content hash. */
+static size_t make_key(uint8_t *key, char kind, const uint8_t *id, size_t len)
+{
+	key[0] = (uint8_t)kind;
+	if (len <= ELFOBJ_KEY_MAX - 1) {
+		memcpy(key + 1, id, len);
+		return len + 1;
+	}
+	uint64_t h = cpa_hash(id, len, 0);
+	memcpy(key + 1, &h, sizeof(h));
+	return 1 + sizeof(h);
+}
+
+static struct elf_obj *find_key(struct elfcache *c, const uint8_t *key,
+				size_t len)
+{
+	for (struct elf_obj *o = c->by_key[key_bucket(key, len)]; o; o = o->hnext)
+		if (o->key_len == len && !memcmp(o->key, key, len))
+			return o;
+	return NULL;
+}
+
+static struct elf_obj *find_stat(struct elfcache *c, const struct stat *st)
+{
+	unsigned b = stat_bucket(st->st_dev, st->st_ino);
+	uint64_t mt = (uint64_t)st->st_mtim.tv_sec * 1000000000u +
+		      (uint64_t)st->st_mtim.tv_nsec;
+	for (struct elf_obj *o = c->by_stat[b]; o; o = o->snext)
+		if (o->st_dev == st->st_dev && o->st_ino == st->st_ino &&
+		    o->st_size == (uint64_t)st->st_size && o->st_mtime_ns == mt)
+			return o;
+	return NULL;
+}
+
+static void lru_unlink(struct elfcache *c, struct elf_obj *o)
+{
+	if (o->lru_prev)
+		o->lru_prev->lru_next = o->lru_next;
+	else
+		c->lru_head = o->lru_next;
+	if (o->lru_next)
+		o->lru_next->lru_prev = o->lru_prev;
+	else
+		c->lru_tail = o->lru_prev;
+	o->lru_prev = o->lru_next = NULL;
+}
+
+static void lru_push(struct elfcache *c, struct elf_obj *o)
+{
+	o->lru_prev = NULL;
+	o->lru_next = c->lru_head;
+	if (c->lru_head)
+		c->lru_head->lru_prev = o;
+	c->lru_head = o;
+	if (!c->lru_tail)
+		c->lru_tail = o;
+}
+
+void elfcache_touch(struct elfcache *c, struct elf_obj *o)
+{
+	if (c->lru_head == o || o == c->vdso)
+		return;
+	lru_unlink(c, o);
+	lru_push(c, o);
+}
+
+static void insert(struct elfcache *c, struct elf_obj *o)
+{
+	unsigned kb = key_bucket(o->key, o->key_len);
+	o->hnext = c->by_key[kb];
+	c->by_key[kb] = o;
+	if (o->st_ino) {
+		unsigned sb = stat_bucket(o->st_dev, o->st_ino);
+		o->snext = c->by_stat[sb];
+		c->by_stat[sb] = o;
+	}
+	lru_push(c, o);
+	c->st.objects++;
+	c->st.bytes += o->bytes;
+}
+
+static void unlink_chains(struct elfcache *c, struct elf_obj *o)
+{
+	struct elf_obj **pp = &c->by_key[key_bucket(o->key, o->key_len)];
+	for (; *pp; pp = &(*pp)->hnext)
+		if (*pp == o) {
+			*pp = o->hnext;
+			break;
+		}
+	if (o->st_ino) {
+		pp = &c->by_stat[stat_bucket(o->st_dev, o->st_ino)];
+		for (; *pp; pp = &(*pp)->snext)
+			if (*pp == o) {
+				*pp = o->snext;
+				break;
+			}
+	}
+}
+
+/* Unloads o, including its --inline DWARF, which elfobj.c knows nothing
+ * about. */
+static void unload(struct elf_obj *o)
+{
+	inline_dwarf_free(o->inl);
+	o->inl = NULL;
+	elfobj_unload(o);
+}
+
+static void destroy(struct elfcache *c, struct elf_obj *o)
+{
+	unlink_chains(c, o);
+	lru_unlink(c, o);
+	c->st.objects--;
+	c->st.bytes -= o->bytes;
+	unload(o);
+	free(o);
+}
+
+struct elfcache *elfcache_new(uint64_t max_bytes)
+{
+	struct elfcache *c = calloc(1, sizeof(*c));
+	if (c)
+		c->max_bytes = max_bytes;
+	return c;
+}
+
+void elfcache_free(struct elfcache *c)
+{
+	if (!c)
+		return;
+	while (c->lru_head)
+		destroy(c, c->lru_head);
+	if (c->vdso) {
+		unload(c->vdso);
+		free(c->vdso);
+	}
+	free(c);
+}
+
+/* ---- opening files ----------------------------------------------------- */
+
+/*
+ * The routes to a mapped file, best first: the kernel's handle on the
+ * mapping itself (works for deleted files and other mount namespaces),
+ * the path inside the process's root, the path on the host.
+ */
+static int open_route(const struct elf_src *src, int route, char *root,
+		      size_t rootlen)
+{
+	char path[PATH_MAX + 64];
+	root[0] = '\0';
+	switch (route) {
+	case 0:
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%lx-%lx",
+			 src->pid, (unsigned long)src->start,
+			 (unsigned long)src->end);
+		snprintf(root, rootlen, "/proc/%u/root", src->pid);
+		break;
+	case 1:
+		if (src->path[0] != '/')
+			return -1;
+		snprintf(root, rootlen, "/proc/%u/root", src->pid);
+		if (snprintf(path, sizeof(path), "%s%s", root, src->path) >=
+		    (int)sizeof(path))
+			return -1;
+		break;
+	case 2:
+		if (src->path[0] != '/')
+			return -1;
+		snprintf(path, sizeof(path), "%s", src->path);
+		break;
+	default:
+		return -1;
+	}
+	if (src->pid == 0 && route < 2)
+		return -1;
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void src_dir(const struct elf_src *src, char *dir, size_t len)
+{
+	snprintf(dir, len, "%s", src->path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		dir[0] = '\0';
+}
+
+/* Key of the file open at fd: its build id, else a hash of its bytes. */
+static size_t file_key(int fd, const struct stat *st, uint8_t *key, bool *is_elf)
+{
+	uint8_t id[ELFOBJ_BUILD_ID_MAX];
+	size_t len = 0;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	*is_elf = elf && elf_kind(elf) == ELF_K_ELF;
+	if (*is_elf)
+		len = elfobj_read_build_id(elf, id, sizeof(id));
+	if (elf)
+		elf_end(elf);
+	if (len)
+		return make_key(key, 'B', id, len);
+	uint64_t h = 0;
+	if (st->st_size > 0) {
+		void *m = mmap(NULL, (size_t)st->st_size, PROT_READ,
+			       MAP_PRIVATE, fd, 0);
+		if (m != MAP_FAILED) {
+			h = cpa_hash(m, (size_t)st->st_size, 0);
+			munmap(m, (size_t)st->st_size);
+		} else {
+			h = cpa_hash_u64((uint64_t)st->st_ino ^
+					 (uint64_t)st->st_size);
+		}
+	}
+	return make_key(key, 'H', (const uint8_t *)&h, sizeof(h));
+}
+
+static void charge(struct elfcache *c, struct elf_obj *o, size_t before)
+{
+	c->st.bytes += o->bytes;
+	c->st.bytes -= before;
+}
+
+static void load_into(struct elfcache *c, struct elf_obj *o, int fd,
+		      const char *root, const struct elf_src *src)
+{
+	char dir[PATH_MAX];
+	size_t before = o->bytes;
+	uint64_t t0 = mono_ns();
+	src_dir(src, dir, sizeof(dir));
+	if (elfobj_load(o, fd, root, dir) < 0 && !o->loaded) {
+		/* Keep the failure: an object that cannot be parsed is
+		 * remembered as such instead of being retried per frame. */
+		o->loaded = true;
+	}
+	if (o->fail)
+		c->st.fails[o->fail]++;
+	cpa_debug("loaded %s (pid %u): %u symbols%s, %u unwind rows from %u "
+		  "FDEs%s%s", src->path, src->pid, o->syms.n,
+		  o->debug_file ? " (debug file)" : "", o->cfi.n, o->cfi.fdes,
+		  o->fail ? ", failed: " : "",
+		  o->fail ? elfobj_fail_name(o->fail) : "");
+	c->st.loads++;
+	c->st.load_ns += mono_ns() - t0;
+	charge(c, o, before);
+}
+
+struct elf_obj *elfcache_get(struct elfcache *c, const struct elf_src *src)
+{
+	uint8_t key[ELFOBJ_KEY_MAX];
+	size_t klen = 0;
+	struct elf_obj *o;
+
+	if (src->build_id_len) {
+		klen = make_key(key, 'B', src->build_id, src->build_id_len);
+		o = find_key(c, key, klen);
+		if (o && (o->loaded || elfcache_reload(c, o, src) == 0)) {
+			c->st.hits++;
+			o->refs++;
+			elfcache_touch(c, o);
+			return o;
+		}
+	}
+	int mismatch = 0;
+	for (int route = 0; route < 3; route++) {
+		char root[64];
+		int fd = open_route(src, route, root, sizeof(root));
+		if (fd < 0)
+			continue;
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			continue;
+		}
+		o = find_stat(c, &st);
+		if (o && klen && (o->key_len != klen || memcmp(o->key, key, klen))) {
+			close(fd);
+			mismatch = ELFOBJ_FAIL_MISMATCH;
+			continue;
+		}
+		if (!o) {
+			uint8_t fkey[ELFOBJ_KEY_MAX];
+			bool is_elf;
+			size_t flen = file_key(fd, &st, fkey, &is_elf);
+			/* A host path that holds another build of the file
+			 * is the wrong file: try no further. */
+			if (klen && (flen != klen || memcmp(fkey, key, klen))) {
+				close(fd);
+				mismatch = is_elf ? ELFOBJ_FAIL_MISMATCH
+						  : ELFOBJ_FAIL_NOT_ELF;
+				continue;
+			}
+			o = find_key(c, fkey, flen);
+			if (!o) {
+				o = calloc(1, sizeof(*o));
+				if (!o) {
+					close(fd);
+					c->st.fails[ELFOBJ_FAIL_NOMEM]++;
+					return NULL;
+				}
+				memcpy(o->key, fkey, flen);
+				o->key_len = (uint8_t)flen;
+				o->st_dev = st.st_dev;
+				o->st_ino = st.st_ino;
+				o->st_size = (uint64_t)st.st_size;
+				o->st_mtime_ns =
+					(uint64_t)st.st_mtim.tv_sec * 1000000000u +
+					(uint64_t)st.st_mtim.tv_nsec;
+				o->bytes = sizeof(*o);
+				insert(c, o);
+				if (!is_elf) {
+					o->loaded = true;
+					o->fail = ELFOBJ_FAIL_NOT_ELF;
+					c->st.fails[o->fail]++;
+				} else {
+					load_into(c, o, fd, root, src);
+				}
+				close(fd);
+				o->refs++;
+				return o;
+			}
+		}
+		if (!o->loaded)
+			load_into(c, o, fd, root, src);
+		else
+			c->st.hits++;
+		close(fd);
+		o->refs++;
+		elfcache_touch(c, o);
+		return o;
+	}
+	c->st.fails[mismatch ? mismatch : ELFOBJ_FAIL_OPEN]++;
+	return NULL;
+}
+
+int elfcache_reload(struct elfcache *c, struct elf_obj *o,
+		    const struct elf_src *src)
+{
+	for (int route = 0; route < 3; route++) {
+		char root[64];
+		int fd = open_route(src, route, root, sizeof(root));
+		if (fd < 0)
+			continue;
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    (o->st_ino && find_stat(c, &st) != o)) {
+			close(fd);
+			continue;
+		}
+		load_into(c, o, fd, root, src);
+		close(fd);
+		return 0;
+	}
+	return -1;
+}
+
+int elfcache_reopen(struct elfcache *c, struct elf_obj *o,
+		    const struct elf_src *src, char *root, size_t rootlen)
+{
+	for (int route = 0; route < 3; route++) {
+		int fd = open_route(src, route, root, rootlen);
+		if (fd < 0)
+			continue;
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    find_stat(c, &st) == o)
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/* The vdso is the same image in every process of this kernel: ours. */
+struct elf_obj *elfcache_vdso(struct elfcache *c)
+{
+	if (c->vdso)
+		return c->vdso;
+	c->vdso = calloc(1, sizeof(*c->vdso));
+	if (!c->vdso)
+		return NULL;
+	c->vdso->loaded = true;
+	uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	FILE *f = fopen("/proc/self/maps", "re");
+	size_t size = 0;
+	char line[512];
+	while (base && f && fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &s, &e) == 2 &&
+		    s == base)
+			size = e - s;
+	}
+	if (f)
+		fclose(f);
+	if (size)
+		elfobj_load_image(c->vdso, (const void *)base, size);
+	return c->vdso;
+}
+
+void elfcache_charge(struct elfcache *c, struct elf_obj *o, size_t n)
+{
+	o->bytes += n;
+	if (o != c->vdso)
+		c->st.bytes += n;
+}
+
+void elfcache_put(struct elfcache *c, struct elf_obj *o)
+{
+	if (o && o != c->vdso && o->refs)
+		o->refs--;
+}
+
+void elfcache_trim(struct elfcache *c)
+{
+	struct elf_obj *o = c->lru_tail;
+	while (c->st.bytes > c->max_bytes && o) {
+		struct elf_obj *prev = o->lru_prev;
+		if (o->refs == 0) {
+			destroy(c, o);
+			c->st.evictions++;
+		} else if (o->loaded && o->bytes > sizeof(*o)) {
+			size_t before = o->bytes;
+			unload(o);
+			charge(c, o, before);
+			c->st.unloads++;
+		}
+		o = prev;
+	}
+}
+
+void elfcache_stats(const struct elfcache *c, struct elfcache_stats *st)
+{
+	*st = c->st;
+}
+
+static void forget_out_ids(struct elf_obj *o)
+{
+	if (o && o->out_ids)
+		memset(o->out_ids, 0,
+		       (o->syms.n ? o->syms.n : 1) * sizeof(*o->out_ids));
+}
+
+void elfcache_forget_out_ids(struct elfcache *c)
+{
+	for (unsigned b = 0; b < NBUCKETS; b++)
+		for (struct elf_obj *o = c->by_key[b]; o; o = o->hnext)
+			forget_out_ids(o);
+	forget_out_ids(c->vdso);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cache of ELF objects shared by all processes.
+ *
+ * An object is found by its key (build id, or a hash of the file's
+ * contents when it has none) and, to avoid reading the build id again for
+ * every process that maps the same file, by the (device, inode, size,
+ * mtime) of the file it was loaded from. Mappings hold references.
+ * Memory is bounded by --max-cache: past the limit the least recently
+ * used objects are dropped (unreferenced) or unloaded (referenced: their
+ * symbols and CFI are freed and reloaded if a sample needs them again).
+ */
+#ifndef CPA_UNWIND_ELFCACHE_H
+#define CPA_UNWIND_ELFCACHE_H
+
+#include <stdint.h>
+
+#include "elfobj.h"
+
+/* Where a mapped file can be read from. */
+struct elf_src {
+	uint32_t pid;
+	uint64_t start, end;	/* the mapping, for /proc/PID/map_files */
+	const char *path;	/* as the process sees it */
+	const uint8_t *build_id;	/* from the MMAP record, may be NULL */
+	uint8_t build_id_len;
+};
+
+struct elfcache_stats {
+	uint64_t objects, bytes;
+	uint64_t loads, hits, evictions, unloads;
+	uint64_t fails[ELFOBJ_FAIL_COUNT];
+	uint64_t load_ns;	/* time spent loading (warm-up cost) */
+};
+
+struct elfcache;
+
+struct elfcache *elfcache_new(uint64_t max_bytes);
+void elfcache_free(struct elfcache *c);
+
+/*
+ * The object of a mapped file, loaded, with a reference taken; NULL when
+ * the file cannot be found at all. An object that loaded only partly (a
+ * corrupt CFI section) is returned; its fail field says what went wrong.
+ */
+struct elf_obj *elfcache_get(struct elfcache *c, const struct elf_src *src);
+/* The host's vdso object (the same image in every process), referenced. */
+struct elf_obj *elfcache_vdso(struct elfcache *c);
+/* Reloads an object the cache unloaded. 0, or -1 when the file is gone. */
+int elfcache_reload(struct elfcache *c, struct elf_obj *o,
+		    const struct elf_src *src);
+/*
+ * Opens the file o was loaded from again (--inline reads its DWARF).
+ * Returns the descriptor, with root set as for elfobj_load, or -1.
+ */
+int elfcache_reopen(struct elfcache *c, struct elf_obj *o,
+		    const struct elf_src *src, char *root, size_t rootlen);
+/* Adds n bytes allocated for o (demangled names) to its charge. */
+void elfcache_charge(struct elfcache *c, struct elf_obj *o, size_t n);
+/* Marks o most recently used. */
+void elfcache_touch(struct elfcache *c, struct elf_obj *o);
+void elfcache_put(struct elfcache *c, struct elf_obj *o);
+/* Applies the memory bound; called between samples, never mid-walk. */
+void elfcache_trim(struct elfcache *c);
+/* Forgets every cached output string id (the output dictionaries started
+ * over). */
+void elfcache_forget_out_ids(struct elfcache *c);
+void elfcache_stats(const struct elfcache *c, struct elfcache_stats *st);
+
+#endif

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loading one ELF object: segments, build id, function symbols (from the
+ * object, else from its separate debug file) and the CFI table.
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfobj.h"
+
+static const char *const fail_names[ELFOBJ_FAIL_COUNT] = {
+	[ELFOBJ_OK] = "ok",
+	[ELFOBJ_FAIL_OPEN] = "elf-open",
+	[ELFOBJ_FAIL_NOT_ELF] = "elf-corrupt",
+	[ELFOBJ_FAIL_CFI] = "cfi-corrupt",
+	[ELFOBJ_FAIL_MISMATCH] = "build-id-mismatch",
+	[ELFOBJ_FAIL_NOMEM] = "no-memory",
+};
+
+const char *elfobj_fail_name(unsigned fail)
+{
+	return fail < ELFOBJ_FAIL_COUNT ? fail_names[fail] : "unknown";
+}
+
+static size_t note_build_id(Elf_Data *data, uint8_t *id, size_t cap)
+{
+	GElf_Nhdr nh;
+	size_t off = 0, name_off, desc_off, next;
+	while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const char *name = (const char *)data->d_buf + name_off;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp(name, "GNU", 4) && nh.n_descsz > 0) {
+			size_t n = nh.n_descsz < cap ? nh.n_descsz : cap;
+			memcpy(id, (const uint8_t *)data->d_buf + desc_off, n);
+			return n;
+		}
+		off = next;
+	}
+	return 0;
+}
+
+size_t elfobj_read_build_id(Elf *elf, uint8_t *id, size_t cap)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		size_t n = data ? note_build_id(data, id, cap) : 0;
+		if (n)
+			return n;
+	}
+	/* No section headers (the vdso has them, but stripped images may
+	 * not): try the program headers. */
+	size_t phnum;
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		Elf_Data *data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
+						      ph.p_filesz, ELF_T_NHDR);
+		size_t n = data ? note_build_id(data, id, cap) : 0;
+		if (n)
+			return n;
+	}
+	return 0;
+}
+
+static int read_segments(struct elf_obj *o, Elf *elf)
+{
+	size_t phnum;
+	if (elf_getphdrnum(elf, &phnum) != 0)
+		return -1;
+	o->nsegs = 0;
+	for (size_t i = 0; i < phnum && o->nsegs < ELFOBJ_MAX_SEGS; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return -1;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		o->segs[o->nsegs++] = (struct elf_seg){
+			.offset = ph.p_offset, .vaddr = ph.p_vaddr,
+			.filesz = ph.p_filesz,
+		};
+	}
+	return 0;
+}
+
+static int open_elf_file(const char *path, int *fd, Elf **elf)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return -1;
+	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
+		if (*elf)
+			elf_end(*elf);
+		close(*fd);
+		return -1;
+	}
+	return 0;
+}
+
+/* A debug file only counts when it is the one built with the object. */
+static bool same_build(Elf *dbg, const uint8_t *id, size_t len)
+{
+	uint8_t did[ELFOBJ_BUILD_ID_MAX];
+	size_t dlen = elfobj_read_build_id(dbg, did, sizeof(did));
+	return len == 0 || dlen == 0 || (dlen == len && !memcmp(did, id, len));
+}
+
+static const char *debuglink_name(Elf *elf)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		const char *sn = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!sn || strcmp(sn, ".gnu_debuglink"))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || d->d_size < 2 || !memchr(d->d_buf, '\0', d->d_size))
+			return NULL;
+		const char *name = d->d_buf;
+		return *name && !strchr(name, '/') ? name : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Finds the separate debug file of an object: by build id on the host
+ * (/usr/lib/debug/.build-id/xx/rest.debug), then by .gnu_debuglink next
+ * to the object, in its .debug/ directory and under /usr/lib/debug.
+ */
+Elf *elfobj_open_debug_file(Elf *elf, const uint8_t *id, size_t id_len,
+			    const char *root, const char *dir, int *fd)
+{
+	char path[PATH_MAX];
+	Elf *dbg;
+
+	if (id_len >= 2) {
+		int n = snprintf(path, sizeof(path),
+				 "/usr/lib/debug/.build-id/%02x/", id[0]);
+		for (size_t i = 1; i < id_len && n < (int)sizeof(path) - 8; i++)
+			n += snprintf(path + n, sizeof(path) - (size_t)n,
+				      "%02x", id[i]);
+		snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+		if (open_elf_file(path, fd, &dbg) == 0) {
+			if (same_build(dbg, id, id_len))
+				return dbg;
+			elf_end(dbg);
+			close(*fd);
+		}
+	}
+	const char *link = debuglink_name(elf);
+	if (!link || !dir)
+		return NULL;
+	/* next to the object, in its .debug/ and under /usr/lib/debug */
+	for (int i = 0; i < 3; i++) {
+		int n;
+		if (i == 0)
+			n = snprintf(path, sizeof(path), "%s%s/%s", root, dir,
+				     link);
+		else if (i == 1)
+			n = snprintf(path, sizeof(path), "%s%s/.debug/%s", root,
+				     dir, link);
+		else
+			n = snprintf(path, sizeof(path), "/usr/lib/debug%s/%s",
+				     dir, link);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			continue;
+		if (open_elf_file(path, fd, &dbg) == 0) {
+			if (same_build(dbg, id, id_len))
+				return dbg;
+			elf_end(dbg);
+			close(*fd);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A truncated file still parses as far as its headers go; what it
+ * describes must also lie inside it, or its tables are silently empty.
+ */
+static bool complete(Elf *elf, const GElf_Ehdr *eh, const struct elf_obj *o)
+{
+	size_t size;
+	if (!elf_rawfile(elf, &size))
+		return false;
+	if (eh->e_shoff && (eh->e_shoff > size ||
+			    (uint64_t)eh->e_shnum * eh->e_shentsize >
+				    size - eh->e_shoff))
+		return false;
+	for (unsigned i = 0; i < o->nsegs; i++)
+		if (o->segs[i].offset > size ||
+		    o->segs[i].filesz > size - o->segs[i].offset)
+			return false;
+	return true;
+}
+
+/*
+ * PLT stubs have no symbols; without one of their own, the symbol before
+ * them (often _init, whose size is 0) would claim them.
+ */
+static int add_plt_symbols(struct symtab *t, Elf *elf)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		const char *sn = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (sn && (!strcmp(sn, ".plt") || !strcmp(sn, ".plt.sec") ||
+			   !strcmp(sn, ".plt.got")) &&
+		    symtab_add(t, sh.sh_addr, sh.sh_size, "[plt]", 5) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int load_elf(struct elf_obj *o, Elf *elf, const char *root,
+		    const char *dir)
+{
+	GElf_Ehdr eh;
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    read_segments(o, elf) < 0 || o->nsegs == 0 ||
+	    !complete(elf, &eh, o)) {
+		o->nsegs = 0;
+		o->fail = ELFOBJ_FAIL_NOT_ELF;
+		return -1;
+	}
+	uint8_t id[ELFOBJ_BUILD_ID_MAX];
+	size_t id_len = elfobj_read_build_id(elf, id, sizeof(id));
+
+	long nsym = symtab_add_elf(&o->syms, elf, true, false);
+	o->has_symtab = nsym > 0;
+	Elf *dbg = NULL;
+	int dbg_fd = -1;
+	if (root)
+		dbg = elfobj_open_debug_file(elf, id, id_len, root, dir,
+					      &dbg_fd);
+	if (nsym == 0 && dbg) {
+		nsym = symtab_add_elf(&o->syms, dbg, true, false);
+		o->has_symtab = o->debug_file = nsym > 0;
+	}
+	if (nsym == 0)
+		nsym = symtab_add_elf(&o->syms, elf, false, true);
+	if (nsym >= 0 && add_plt_symbols(&o->syms, elf) < 0)
+		nsym = -1;
+	if (nsym < 0) {
+		o->fail = ELFOBJ_FAIL_NOMEM;
+	} else {
+		symtab_finish(&o->syms);
+		if (cfi_compile(elf, dbg ? dbg : elf, &o->cfi) < 0)
+			o->fail = ELFOBJ_FAIL_CFI;
+	}
+	if (dbg) {
+		elf_end(dbg);
+		close(dbg_fd);
+	}
+	if (o->fail == ELFOBJ_FAIL_NOMEM) {
+		elfobj_unload(o);
+		return -1;
+	}
+	/* A malformed CFI section still leaves the symbols (and any CFI rows
+	 * compiled before the damage) usable; the failure is reported. */
+	o->display = calloc(o->syms.n ? o->syms.n : 1, sizeof(*o->display));
+	o->out_ids = calloc(o->syms.n ? o->syms.n : 1, sizeof(*o->out_ids));
+	if (!o->display || !o->out_ids) {
+		elfobj_unload(o);
+		o->fail = ELFOBJ_FAIL_NOMEM;
+		return -1;
+	}
+	o->bytes = sizeof(*o) + symtab_bytes(&o->syms) +
+		   cfi_table_bytes(&o->cfi) +
+		   (size_t)o->syms.n * (sizeof(char *) + sizeof(uint32_t));
+	o->loaded = true;
+	return 0;
+}
+
+int elfobj_load(struct elf_obj *o, int fd, const char *root, const char *dir)
+{
+	o->fail = ELFOBJ_OK;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		o->fail = ELFOBJ_FAIL_NOT_ELF;
+		return -1;
+	}
+	int rc = load_elf(o, elf, root, dir);
+	elf_end(elf);
+	return rc;
+}
+
+int elfobj_load_image(struct elf_obj *o, const void *image, size_t size)
+{
+	o->fail = ELFOBJ_OK;
+	/* libelf wants a writable buffer; the image is copied only for the
+	 * duration of the load. */
+	char *copy = malloc(size);
+	if (!copy) {
+		o->fail = ELFOBJ_FAIL_NOMEM;
+		return -1;
+	}
+	memcpy(copy, image, size);
+	Elf *elf = elf_memory(copy, size);
+	int rc = -1;
+	if (elf) {
+		rc = load_elf(o, elf, NULL, NULL);
+		elf_end(elf);
+	} else {
+		o->fail = ELFOBJ_FAIL_NOT_ELF;
+	}
+	free(copy);
+	return rc;
+}
+
+void elfobj_unload(struct elf_obj *o)
+{
+	if (o->display) {
+		for (uint32_t i = 0; i < o->syms.n; i++)
+			free(o->display[i]);
+	}
+	free(o->display);
+	free(o->out_ids);
+	o->display = NULL;
+	o->out_ids = NULL;
+	symtab_free(&o->syms);
+	cfi_table_free(&o->cfi);
+	o->loaded = false;
+	o->has_symtab = o->debug_file = o->inl_tried = false;
+	o->bytes = sizeof(*o);
+}

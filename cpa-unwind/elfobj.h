@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One ELF object as cpa-unwind keeps it: identity (build id, or a content
+ * hash when it has none), load segments to turn file offsets into ELF
+ * addresses, function symbols and the compiled CFI table. Everything is
+ * copied out of the file at load time, so no descriptor stays open and a
+ * process exiting does not invalidate anything.
+ *
+ * Objects are shared by every mapping of the same file in every process
+ * (elfcache.c); the per-symbol caches of demangled names and output
+ * string ids live here too so that work is done once per object.
+ */
+#ifndef CPA_UNWIND_ELFOBJ_H
+#define CPA_UNWIND_ELFOBJ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cfi.h"
+#include "symtab.h"
+
+#define ELFOBJ_KEY_MAX 21	/* 'B' + 20-byte build id, or 'H' + hash */
+#define ELFOBJ_MAX_SEGS 8
+#define ELFOBJ_BUILD_ID_MAX 64	/* longest build id note read */
+
+enum elfobj_fail {
+	ELFOBJ_OK = 0,
+	ELFOBJ_FAIL_OPEN,	/* file not found through any route */
+	ELFOBJ_FAIL_NOT_ELF,	/* not an ELF file, or corrupt headers */
+	ELFOBJ_FAIL_CFI,	/* CFI present but malformed */
+	ELFOBJ_FAIL_MISMATCH,	/* the file has another build id than mapped */
+	ELFOBJ_FAIL_NOMEM,
+	ELFOBJ_FAIL_COUNT
+};
+
+struct inline_dwarf;
+
+struct elf_seg {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct elf_obj {
+	uint8_t key[ELFOBJ_KEY_MAX];
+	uint8_t key_len;
+	uint8_t nsegs;
+	bool loaded;		/* symbols and CFI present */
+	bool has_symtab;	/* full .symtab (object or debug file) */
+	bool debug_file;	/* names came from a separate debug file */
+	bool inl_tried;		/* --inline: DWARF open attempted */
+	uint8_t fail;		/* enum elfobj_fail of the last load */
+	struct elf_seg segs[ELFOBJ_MAX_SEGS];
+	struct symtab syms;
+	struct cfi_table cfi;
+	char **display;		/* per symbol: demangled name, lazily */
+	uint32_t *out_ids;	/* per symbol: output string id, lazily */
+	struct inline_dwarf *inl;	/* --inline: open DWARF, lazily */
+	size_t bytes;		/* memory charged to the cache */
+
+	/* identity of the file it was loaded from, to find it again
+	 * without reading the build id */
+	uint64_t st_dev, st_ino, st_size, st_mtime_ns;
+
+	/* cache bookkeeping (elfcache.c) */
+	uint32_t refs;
+	struct elf_obj *hnext, *snext;	/* key and stat hash chains */
+	struct elf_obj *lru_prev, *lru_next;
+};
+
+/*
+ * Reads the build id of elf into id (up to 20 bytes). Returns its length,
+ * 0 when there is none.
+ */
+size_t elfobj_read_build_id(Elf *elf, uint8_t *id, size_t cap);
+
+/*
+ * Loads symbols, segments and CFI from the open file fd. root is the
+ * prefix through which the process sees its files ("/proc/PID/root" or
+ * ""), dir the directory of the file inside it, both for .gnu_debuglink;
+ * separate debug files by build id are looked up on the host first.
+ * Returns 0 when o is loaded, perhaps partly: a malformed CFI section
+ * leaves the symbols and o->fail set to ELFOBJ_FAIL_CFI. Returns -1 with
+ * o->fail set when nothing could be used.
+ */
+int elfobj_load(struct elf_obj *o, int fd, const char *root, const char *dir);
+/* Same, from an ELF image in memory (the vdso). */
+int elfobj_load_image(struct elf_obj *o, const void *image, size_t size);
+/*
+ * The separate debug file of elf (build id id), opened: by build id on the
+ * host, then by .gnu_debuglink in root+dir, root+dir/.debug and
+ * /usr/lib/debug+dir. NULL when there is none; else *fd is its descriptor.
+ */
+Elf *elfobj_open_debug_file(Elf *elf, const uint8_t *id, size_t id_len,
+			    const char *root, const char *dir, int *fd);
+/* Frees what a load allocated; identity and bookkeeping stay. */
+void elfobj_unload(struct elf_obj *o);
+
+/* ELF virtual address of a file offset, false when no segment holds it. */
+static inline bool elfobj_vaddr(const struct elf_obj *o, uint64_t off,
+				uint64_t *vaddr)
+{
+	for (unsigned i = 0; i < o->nsegs; i++) {
+		const struct elf_seg *s = &o->segs[i];
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*vaddr = off - s->offset + s->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *elfobj_fail_name(unsigned fail);
+
+#endif

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Naming frames. A user address resolves, in order, to: a symbol of the
+ * mapped ELF object ("name"), a JIT symbol from the process's perf map
+ * ("name_[j]"), or the module and offset ("libfoo.so+0x1a2b", the offset
+ * being the ELF virtual address that addr2line takes, or the file offset
+ * when the object could not be read). Kernel addresses become "name_[k]".
+ * The output string id of each symbol is cached beside it, so a hot frame
+ * costs two binary searches and an array read.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "inline.h"
+#include "unwind.h"
+
+/* "module+0xOFFSET" */
+static uint32_t module_offset(struct unwinder *u, const char *module,
+			      uint64_t off)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, module, off);
+	if (n < 0)
+		return u->id_unknown;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	return output_string(u->out, buf, (size_t)n);
+}
+
+/* Mapping of pc, re-reading /proc/PID/maps (rate-limited) on a miss:
+ * the process may have loaded a library since. */
+static struct mapping *mapping_of(struct unwinder *u, struct proc *p,
+				  uint64_t pc)
+{
+	struct mapping *m = proc_find_mapping(p, pc);
+	if (!m && proc_read_maps(u->procs, p, u->now_ns, false) == 0)
+		m = proc_find_mapping(p, pc);
+	return m;
+}
+
+static uint32_t jit_frame(struct unwinder *u, struct proc *p, uint64_t pc,
+			  const char **raw)
+{
+	if (perfmap_refresh(&p->jit, p->pid, u->now_ns) < 0)
+		return 0;
+	long i = symtab_lookup(&p->jit.syms, pc);
+	if (i < 0)
+		return 0;
+	u->st.jit_frames++;
+	if (raw)
+		*raw = symtab_name(&p->jit.syms, i);
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "%s", symtab_name(&p->jit.syms, i));
+	if (n < 0)
+		return 0;
+	if ((size_t)n > sizeof(buf) - 5)
+		n = sizeof(buf) - 5;
+	for (int k = 0; k < n; k++)
+		if (buf[k] == ';' || buf[k] == '\n')
+			buf[k] = '_';
+	memcpy(buf + n, "_[j]", 5);
+	return output_string(u->out, buf, (size_t)n + 4);
+}
+
+/* Symbol index of pc in the object of m, or -1; *vaddr set when known. */
+static long obj_symbol(struct unwinder *u, struct proc *p, struct mapping *m,
+		       uint64_t pc, struct elf_obj **objp, uint64_t *vaddr,
+		       bool *have_vaddr)
+{
+	*objp = NULL;
+	*have_vaddr = false;
+	if (m->kind != MAPPING_FILE && m->kind != MAPPING_VDSO)
+		return -1;
+	struct elf_obj *o = proc_mapping_obj(u->procs, p, m);
+	if (!o)
+		return -1;
+	*objp = o;
+	*have_vaddr = elfobj_vaddr(o, pc - m->start + m->pgoff, vaddr);
+	if (!*have_vaddr || !o->syms.n)
+		return -1;
+	return symtab_lookup(&o->syms, *vaddr);
+}
+
+const char *frame_raw_name(struct unwinder *u, struct proc *p, uint64_t ip,
+			   bool exact)
+{
+	uint64_t pc = exact ? ip : ip - 1, vaddr;
+	struct mapping *m = proc_find_mapping(p, pc);
+	struct elf_obj *o;
+	bool have_vaddr;
+	if (!m)
+		return NULL;
+	long i = obj_symbol(u, p, m, pc, &o, &vaddr, &have_vaddr);
+	return i >= 0 ? symtab_name(&o->syms, i) : NULL;
+}
+
+uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
+		    bool exact, const char **raw)
+{
+	uint64_t pc = exact ? ip : ip - 1, vaddr;
+	struct elf_obj *o;
+	bool have_vaddr;
+	uint32_t id;
+
+	if (raw)
+		*raw = NULL;
+	struct mapping *m = p ? mapping_of(u, p, pc) : NULL;
+	if (!m) {
+		if (p && (id = jit_frame(u, p, pc, raw)))
+			return id;
+		u->st.unresolved_user++;
+		return u->id_unknown;
+	}
+	long i = obj_symbol(u, p, m, pc, &o, &vaddr, &have_vaddr);
+	if (i >= 0) {
+		if (raw)
+			*raw = symtab_name(&o->syms, i);
+		if (o->out_ids[i])
+			return o->out_ids[i];
+		if (!o->display[i]) {
+			o->display[i] = display_name(symtab_name(&o->syms, i),
+						     &u->opts.names);
+			elfcache_charge(u->cache, o, strlen(o->display[i]) + 1);
+		}
+		id = output_string(u->out, o->display[i],
+				   strlen(o->display[i]));
+		o->out_ids[i] = id;
+		return id;
+	}
+	if (m->kind == MAPPING_ANON || m->kind == MAPPING_OTHER) {
+		if (m->kind == MAPPING_ANON && (id = jit_frame(u, p, pc, raw)))
+			return id;
+		u->st.unresolved_user++;
+		return m->kind == MAPPING_ANON
+			       ? output_string(u->out, "[anon]", 6)
+			       : output_string(u->out, m->path, strlen(m->path));
+	}
+	u->st.unresolved_user++;
+	return module_offset(u, m->base,
+			  have_vaddr ? vaddr : pc - m->start + m->pgoff);
+}
+
+uint32_t frame_kernel(struct unwinder *u, uint64_t ip)
+{
+	if (u->have_ksyms) {
+		long i = symtab_lookup(&u->ksyms.syms, ip);
+		if (i >= 0) {
+			if (!u->ksyms.out_ids[i]) {
+				const char *n = symtab_name(&u->ksyms.syms, i);
+				u->ksyms.out_ids[i] =
+					output_string(u->out, n, strlen(n));
+			}
+			return u->ksyms.out_ids[i];
+		}
+	}
+	u->st.unresolved_kernel++;
+	return u->id_unknown_k;
+}
+
+/* The object's DWARF for --inline, opened on first use; NULL if none. */
+static struct inline_dwarf *inline_of(struct unwinder *u, struct proc *p,
+				      struct mapping *m, struct elf_obj *o)
+{
+	if (o->inl || o->inl_tried)
+		return o->inl;
+	o->inl_tried = true;
+	struct elf_src src = {
+		.pid = p->pid, .start = m->start, .end = m->end,
+		.path = m->path, .build_id = m->build_id,
+		.build_id_len = m->build_id_len,
+	};
+	char root[64], dir[CPA_PATH_MAX];
+	int fd = elfcache_reopen(u->cache, o, &src, root, sizeof(root));
+	if (fd < 0)
+		return NULL;
+	snprintf(dir, sizeof(dir), "%s", m->path);
+	char *slash = strrchr(dir, '/');
+	*(slash ? slash : dir) = '\0';
+	o->inl = inline_dwarf_open(fd, root, dir);
+	return o->inl;
+}
+
+unsigned frame_inlined(struct unwinder *u, struct proc *p, uint64_t ip,
+		       bool exact, uint32_t *ids, unsigned max)
+{
+	uint64_t pc = exact ? ip : ip - 1, vaddr;
+	struct elf_obj *o;
+	bool have_vaddr;
+	struct mapping *m = p ? proc_find_mapping(p, pc) : NULL;
+	if (!m || m->kind != MAPPING_FILE ||
+	    obj_symbol(u, p, m, pc, &o, &vaddr, &have_vaddr) < 0)
+		return 0;
+	struct inline_dwarf *d = inline_of(u, p, m, o);
+	return d ? inline_frames(d, vaddr, u->out, &u->opts.names, ids, max)
+		 : 0;
+}

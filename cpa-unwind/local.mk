@@ -1,0 +1,100 @@
+# cpa-unwind: see docs/man/cpa-unwind.1 and docs/unwinding.md
+bin_PROGRAMS += cpa-unwind/cpa-unwind
+cpa_unwind_cpa_unwind_SOURCES = \
+	cpa-unwind/main.c cpa-unwind/unwind.h \
+	cpa-unwind/run.c \
+	cpa-unwind/sample.c \
+	cpa-unwind/bestof.c \
+	cpa-unwind/walk.c cpa-unwind/walk.h \
+	cpa-unwind/cfi.c cpa-unwind/cfi.h \
+	cpa-unwind/cfi_exec.c cpa-unwind/cfi_exec.h \
+	cpa-unwind/frames.c \
+	cpa-unwind/proc.c cpa-unwind/proc.h \
+	cpa-unwind/elfcache.c cpa-unwind/elfcache.h \
+	cpa-unwind/elfobj.c cpa-unwind/elfobj.h \
+	cpa-unwind/symtab.c cpa-unwind/symtab.h \
+	cpa-unwind/kallsyms.c cpa-unwind/kallsyms.h \
+	cpa-unwind/perfmap.c cpa-unwind/perfmap.h \
+	cpa-unwind/demangle.c cpa-unwind/demangle.h \
+	cpa-unwind/inline.c cpa-unwind/inline.h \
+	cpa-unwind/output.c cpa-unwind/output.h \
+	cpa-unwind/stats.c
+cpa_unwind_cpa_unwind_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
+cpa_unwind_cpa_unwind_LDADD = lib/libcpa.a $(LIBDW_LIBS) $(LIBELF_LIBS) \
+	$(IBERTY_LIBS) $(M_LIBS)
+
+dist_man1_MANS += docs/man/cpa-unwind.1
+EXTRA_DIST += docs/unwinding.md
+
+# Workloads: selfsnap writes raw samples of its own stack (no BPF needed);
+# the others are spinners with known chains built without frame pointers.
+check_PROGRAMS += tests/workloads/selfsnap tests/workloads/qsort_chain \
+	tests/workloads/vdso_chain
+tests_workloads_selfsnap_SOURCES = tests/workloads/selfsnap.c
+tests_workloads_selfsnap_CFLAGS = $(WL_NOFP_CFLAGS)
+tests_workloads_selfsnap_LDADD = lib/libcpa.a
+tests_workloads_qsort_chain_SOURCES = tests/workloads/qsort_chain.c
+tests_workloads_qsort_chain_CFLAGS = $(WL_NOFP_CFLAGS)
+tests_workloads_vdso_chain_SOURCES = tests/workloads/vdso_chain.c
+tests_workloads_vdso_chain_CFLAGS = $(WL_NOFP_CFLAGS)
+# Built by tests/bats/unwind-capture.bats with the language's own compiler
+# (g++, rustc, go) or run by node; skipped where that is missing.
+EXTRA_DIST += tests/workloads/cxx_chain.cc tests/workloads/rust_chain.rs \
+	tests/workloads/go_chain.go tests/workloads/js_chain.js
+
+TESTS += tests/bats/unwind.bats tests/bats/unwind-capture.bats
+# The soak test runs by hand (see its header); the bench is bench/.
+EXTRA_DIST += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
+	tests/bats/unwind-soak.bats bench/unwind-bench
+
+# Fuzz targets for the parsers cpa-unwind adds: ELF headers, symbols and
+# CFI compilation (unwind_elf), JIT perf maps (unwind_perfmap), and the
+# whole record loop on arbitrary streams (unwind_stream). `make check`
+# replays their corpora (tests/bats/unwind.bats); `make fuzz` runs them
+# under libFuzzer with the other targets.
+UNWIND_FUZZ_TARGETS = unwind_elf unwind_perfmap unwind_stream
+UNWIND_FUZZ_SRCS_unwind_elf = cpa-unwind/elfobj.c cpa-unwind/symtab.c \
+	cpa-unwind/cfi.c cpa-unwind/cfi_exec.c
+UNWIND_FUZZ_SRCS_unwind_perfmap = cpa-unwind/perfmap.c cpa-unwind/symtab.c
+UNWIND_CORE_SRCS = cpa-unwind/run.c cpa-unwind/sample.c cpa-unwind/bestof.c \
+	cpa-unwind/walk.c cpa-unwind/cfi.c cpa-unwind/cfi_exec.c \
+	cpa-unwind/frames.c cpa-unwind/proc.c cpa-unwind/elfcache.c \
+	cpa-unwind/elfobj.c cpa-unwind/symtab.c cpa-unwind/kallsyms.c \
+	cpa-unwind/perfmap.c cpa-unwind/demangle.c cpa-unwind/inline.c \
+	cpa-unwind/output.c cpa-unwind/stats.c
+check_PROGRAMS += tests/fuzz/unwind_elf_replay tests/fuzz/unwind_perfmap_replay \
+	tests/fuzz/unwind_stream_replay
+tests_fuzz_unwind_stream_replay_SOURCES = tests/fuzz/unwind_stream_fuzz.c \
+	tests/fuzz/replay.c $(UNWIND_CORE_SRCS)
+tests_fuzz_unwind_stream_replay_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
+tests_fuzz_unwind_stream_replay_LDADD = lib/libcpa.a $(LIBDW_LIBS) \
+	$(LIBELF_LIBS) $(IBERTY_LIBS) $(M_LIBS)
+tests_fuzz_unwind_elf_replay_SOURCES = tests/fuzz/unwind_elf_fuzz.c \
+	tests/fuzz/replay.c $(UNWIND_FUZZ_SRCS_unwind_elf)
+tests_fuzz_unwind_elf_replay_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
+tests_fuzz_unwind_elf_replay_LDADD = lib/libcpa.a $(LIBDW_LIBS) $(LIBELF_LIBS)
+tests_fuzz_unwind_perfmap_replay_SOURCES = tests/fuzz/unwind_perfmap_fuzz.c \
+	tests/fuzz/replay.c $(UNWIND_FUZZ_SRCS_unwind_perfmap)
+tests_fuzz_unwind_perfmap_replay_LDADD = lib/libcpa.a $(LIBELF_LIBS)
+
+FUZZ_TARGETS += $(UNWIND_FUZZ_TARGETS)
+FUZZ_EXTRA_unwind_elf = $(UNWIND_FUZZ_SRCS_unwind_elf)
+FUZZ_EXTRA_unwind_perfmap = $(UNWIND_FUZZ_SRCS_unwind_perfmap)
+FUZZ_EXTRA_unwind_stream = $(UNWIND_CORE_SRCS)
+FUZZ_CFLAGS_unwind_elf = $(LIBDW_CFLAGS)
+FUZZ_CFLAGS_unwind_perfmap = $(LIBDW_CFLAGS)
+FUZZ_CFLAGS_unwind_stream = $(LIBDW_CFLAGS)
+
+# Unit tests: the walker on hand-made tables and stacks, symbol lookup,
+# perf maps and display names.
+check_PROGRAMS += tests/unit/unwind_test
+tests_unit_unwind_test_SOURCES = tests/unit/unwind_test.c tests/unit/unit.h \
+	cpa-unwind/walk.c cpa-unwind/proc.c cpa-unwind/elfcache.c \
+	cpa-unwind/elfobj.c cpa-unwind/symtab.c cpa-unwind/cfi.c \
+	cpa-unwind/cfi_exec.c \
+	cpa-unwind/perfmap.c cpa-unwind/demangle.c cpa-unwind/inline.c \
+	cpa-unwind/output.c
+tests_unit_unwind_test_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
+tests_unit_unwind_test_LDADD = lib/libcpa.a $(LIBDW_LIBS) $(LIBELF_LIBS) \
+	$(IBERTY_LIBS) $(M_LIBS)
+TESTS += tests/unit/unwind_test

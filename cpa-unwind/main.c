@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cpa-unwind: raw samples in, named stacks out.
+ *
+ *   cpa-capture | cpa-unwind | cpa-render > flame.svg
+ *   cpa-capture --duration 5 | cpa-unwind --folded
+ *
+ * Reads the cpa stream (stdin or FILE), turns each RAW_SAMPLE into a
+ * symbolized SAMPLE (or a folded line with --folded), keeps per-process
+ * state from TASK and MMAP records, and passes LOST, META and unknown
+ * records through. See docs/unwinding.md for how the stacks are made.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "labels.h"
+#include "log.h"
+#include "options.h"
+#include "selfstats.h"
+#include "unwind.h"
+
+enum {
+	OPT_NO_DEMANGLE = 0x100,
+	OPT_GO_SHORT,
+	OPT_ENV,
+	OPT_MAX_CACHE,
+	OPT_MAX_PROCS,
+	OPT_MAX_DICT,
+	OPT_STATS,
+	OPT_UNWIND,
+	OPT_KALLSYMS,
+	OPT_INLINE,
+	OPT_STATS_FILE,
+	OPT_STATS_INTERVAL,
+};
+
+struct args {
+	struct unwind_opts u;
+	bool folded, stats;
+	const char *stats_file;
+	uint64_t stats_interval_ns;
+	struct cpa_labels labels;
+	const char *input;
+};
+
+static const char doc[] =
+	"Turn raw samples from cpa-capture into named stacks.\n\n"
+	"Reads the cpa stream from FILE or stdin; writes the symbolized stream "
+	"(or folded text with --folded) to stdout.\v"
+	"Kernel frames end in _[k], JIT frames (from /tmp/perf-PID.map) in "
+	"_[j]; a user address without a symbol is shown as module+0xADDR. "
+	"User stacks are unwound with DWARF CFI from the stack snapshot and "
+	"compared with the frame-pointer chain (--unwind best); "
+	"docs/unwinding.md describes the rule.\n\n"
+	"Exit status: 0 on success, 1 on bad or truncated input or an output "
+	"error, 2 on bad options.";
+
+static const struct argp_option options[] = {
+	{ "folded", 'f', NULL, 0, "Write folded text instead of the stream", 0 },
+	{ "labels", 'l', "LIST", 0,
+	  "Root labels of folded lines: comm,pid,tid,thread,container,env,cpu "
+	  "or none (default comm)", 0 },
+	{ "unwind", OPT_UNWIND, "MODE", 0,
+	  "best (default): DWARF or FP per sample; dwarf; fp", 0 },
+	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0,
+	  "Keep C++ and Rust names mangled", 0 },
+	{ "inline", OPT_INLINE, NULL, 0,
+	  "Add functions inlined at each PC, from DWARF debug info, as "
+	  "name_[i] frames (slower: see docs/unwinding.md)", 0 },
+	{ "go-short-names", OPT_GO_SHORT, NULL, 0,
+	  "Shorten Go import paths (github.com/x/pkg.F -> pkg.F)", 0 },
+	{ "env", OPT_ENV, "KEY[,KEY...]", 0,
+	  "Label each sample with the first of these environment variables "
+	  "its process has", 0 },
+	{ "max-cache", OPT_MAX_CACHE, "SIZE", 0,
+	  "Memory for ELF symbols and unwind tables (default 256M)", 0 },
+	{ "max-procs", OPT_MAX_PROCS, "N", 0,
+	  "Processes kept without an exit record (default 32768)", 0 },
+	{ "max-dict", OPT_MAX_DICT, "SIZE", 0,
+	  "Memory for the output's string and stack dictionaries; past it "
+	  "they start over with a reset record (default 64M)", 0 },
+	{ "kallsyms", OPT_KALLSYMS, "FILE", 0,
+	  "Kernel symbols from FILE instead of /proc/kallsyms", 0 },
+	{ "stats", OPT_STATS, NULL, 0,
+	  "Print unwinding statistics to stderr at the end", 0 },
+	{ "stats-file", OPT_STATS_FILE, "FILE", 0,
+	  "Keep self statistics in FILE (key=value, replaced atomically)", 0 },
+	{ "stats-interval", OPT_STATS_INTERVAL, "DURATION", 0,
+	  "Report self statistics every DURATION (one line on stderr, and "
+	  "FILE); SIGUSR1 reports at once", 0 },
+	{ "verbose", 'v', NULL, 0, "Say more on stderr", 0 },
+	{ 0 }
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct args *a = state->input;
+	char err[256];
+
+	switch (key) {
+	case 'f':
+		a->folded = true;
+		break;
+	case 'l':
+		if (cpa_labels_parse(arg, &a->labels, err, sizeof(err)) < 0)
+			cpa_die_usage("invalid --labels '%s': %s", arg, err);
+		break;
+	case OPT_UNWIND:
+		if (!strcmp(arg, "best"))
+			a->u.mode = UNWIND_BEST;
+		else if (!strcmp(arg, "dwarf"))
+			a->u.mode = UNWIND_DWARF;
+		else if (!strcmp(arg, "fp"))
+			a->u.mode = UNWIND_FP;
+		else
+			cpa_die_usage("invalid --unwind '%s': expected best, "
+				      "dwarf or fp", arg);
+		break;
+	case OPT_NO_DEMANGLE:
+		a->u.names.demangle = false;
+		break;
+	case OPT_INLINE:
+		a->u.inline_frames = true;
+		break;
+	case OPT_GO_SHORT:
+		a->u.names.go_short = true;
+		break;
+	case OPT_ENV:
+		if (!*arg || arg[0] == ',' || strstr(arg, ",,") || strchr(arg, '='))
+			cpa_die_usage("invalid --env '%s': expected KEY[,KEY...]",
+				      arg);
+		a->u.env_keys = arg;
+		break;
+	case OPT_MAX_CACHE:
+		a->u.max_cache = cpa_opt_size("--max-cache", arg);
+		break;
+	case OPT_MAX_PROCS:
+		a->u.max_procs = (uint32_t)cpa_opt_uint("--max-procs", arg, 1,
+							1u << 22);
+		break;
+	case OPT_MAX_DICT:
+		a->u.max_dict = cpa_opt_size("--max-dict", arg);
+		break;
+	case OPT_KALLSYMS:
+		a->u.kallsyms = arg;
+		break;
+	case OPT_STATS:
+		a->stats = true;
+		break;
+	case OPT_STATS_FILE:
+		a->stats_file = arg;
+		break;
+	case OPT_STATS_INTERVAL:
+		a->stats_interval_ns = cpa_opt_duration_ns("--stats-interval",
+							   arg);
+		break;
+	case 'v':
+		cpa_set_verbose(true);
+		break;
+	case ARGP_KEY_ARG:
+		if (a->input)
+			argp_error(state, "only one input FILE");
+		a->input = arg;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/*
+ * Upstream ends its stream cleanly on the same SIGINT/SIGTERM a terminal
+ * or systemd sends the whole pipeline, so the first signal only lets the
+ * stream run out; a second one stops at once.
+ */
+static volatile sig_atomic_t signalled;
+
+static void on_signal(int sig)
+{
+	if (signalled++) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_opt, "[FILE]", doc,
+					  NULL, NULL, NULL };
+	struct args a = {
+		.u = {
+			.mode = UNWIND_BEST,
+			.names = { .demangle = true },
+			.max_cache = 256ull << 20,
+			.max_procs = 32768,
+			.max_dict = 64ull << 20,
+		},
+	};
+	cpa_options_init(argv[0]);
+	cpa_labels_default(&a.labels);
+	argp_parse(&argp, argc, argv, 0, NULL, &a);
+
+	const char *name = a.input ? a.input : "<stdin>";
+	int fd = 0;
+	if (a.input && (fd = open(a.input, O_RDONLY | O_CLOEXEC)) < 0)
+		cpa_die("%s: %s", a.input, strerror(errno));
+
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	elf_version(EV_CURRENT);
+
+	struct cpa_reader r;
+	if (cpa_reader_init(&r, fd, name, NULL, 0) < 0)
+		cpa_die("%s", r.err);
+
+	struct output out;
+	int rc = output_init(&out, 1, a.folded, &a.labels);
+	if (rc < 0)
+		cpa_die("<stdout>: %s", strerror(-rc));
+	struct unwinder *u = cpa_calloc(1, sizeof(*u));
+	unwinder_init(u, &a.u, &out);
+	cpa_selfstats_init(a.stats_file, a.stats_interval_ns);
+	stats_publish_init();
+
+	int status = unwind_stream(u, &out, &r, name);
+	if (a.stats)
+		stats_print(stderr, u, mono_ns());
+	stats_publish(u);
+	if (a.stats_file)
+		cpa_selfstats_report();
+	cpa_selfstats_fini();
+	unwinder_free(u);
+	free(u);
+	output_free(&out);
+	cpa_reader_free(&r);
+	if (fd > 0)
+		close(fd);
+	return status;
+}

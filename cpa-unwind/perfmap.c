@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/* Parsing and refreshing JIT perf maps (/tmp/perf-PID.map). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfmap.h"
+
+#define PERFMAP_MAX_BYTES (512u << 20)	/* a map larger than this is cut */
+#define NS_PER_SEC 1000000000ull
+
+/* Parses a hex number (optional 0x) at *p, up to end. */
+static bool parse_hex(const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	uint64_t r = 0;
+	const char *d = s;
+	for (; s < end; s++) {
+		unsigned c = (unsigned char)*s, x;
+		if (c >= '0' && c <= '9')
+			x = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			x = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			x = c - 'A' + 10;
+		else
+			break;
+		if (r >> 60)
+			return false;	/* more than 64 bits */
+		r = r << 4 | x;
+	}
+	if (s == d)
+		return false;
+	*p = s;
+	*v = r;
+	return true;
+}
+
+long perfmap_parse(struct perfmap *m, const char *buf, size_t len, char *err,
+		   size_t errlen)
+{
+	symtab_free(&m->syms);
+	m->bad_lines = 0;
+	if (err && errlen)
+		err[0] = '\0';
+	const char *p = buf, *end = buf + len;
+	for (unsigned long line = 1; p < end; line++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		const char *q = p;
+		uint64_t start, size;
+		bool ok = parse_hex(&q, eol, &start) && q < eol && *q == ' ' &&
+			  (q++, parse_hex(&q, eol, &size)) && q < eol &&
+			  *q == ' ' && ++q < eol && start + size >= start;
+		if (ok) {
+			size_t nlen = (size_t)(eol - q);
+			if (nlen && q[nlen - 1] == '\r')
+				nlen--;
+			ok = nlen > 0 &&
+			     symtab_add(&m->syms, start, size, q, nlen) == 0;
+		}
+		if (!ok && eol > p) {
+			if (m->bad_lines++ == 0 && err && errlen)
+				snprintf(err, errlen, "line %lu: expected "
+					 "'START SIZE NAME'", line);
+		}
+		p = nl ? nl + 1 : end;
+	}
+	symtab_finish(&m->syms);
+	return m->syms.n;
+}
+
+/* The pid the process has in its own pid namespace (last NSpid field). */
+static uint32_t ns_pid(uint32_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	FILE *f = fopen(path, "re");
+	uint32_t nspid = pid;
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		char *s = line + 6, *e;
+		for (;;) {
+			unsigned long v = strtoul(s, &e, 10);
+			if (e == s)
+				break;
+			nspid = (uint32_t)v;
+			s = e;
+		}
+		break;
+	}
+	fclose(f);
+	return nspid;
+}
+
+int perfmap_refresh(struct perfmap *m, uint32_t pid, uint64_t now_ns)
+{
+	if (m->tried && now_ns - m->checked_ns < NS_PER_SEC)
+		return m->syms.n ? 0 : -1;
+	m->tried = true;
+	m->checked_ns = now_ns;
+
+	char path[128];
+	snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", pid,
+		 ns_pid(pid));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* the process has exited: its map may still be on the host */
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return m->syms.n ? 0 : -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size == m->size) {
+		close(fd);
+		return m->syms.n ? 0 : -1;
+	}
+	size_t want = (uint64_t)st.st_size > PERFMAP_MAX_BYTES ?
+		      PERFMAP_MAX_BYTES : (size_t)st.st_size;
+	char *buf = malloc(want ? want : 1);
+	size_t got = 0;
+	while (buf && got < want) {
+		ssize_t k = read(fd, buf + got, want - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fd);
+	if (!buf)
+		return m->syms.n ? 0 : -1;
+	/* A writer may be mid-line: parse complete lines only. */
+	while (got > 0 && buf[got - 1] != '\n')
+		got--;
+	perfmap_parse(m, buf, got, NULL, 0);
+	m->size = (uint64_t)st.st_size;
+	free(buf);
+	return m->syms.n ? 0 : -1;
+}
+
+void perfmap_free(struct perfmap *m)
+{
+	symtab_free(&m->syms);
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/* Per-process mappings, env labels and their lifetime. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proc.h"
+
+#define NBUCKETS 1024
+#define NS_PER_SEC 1000000000ull
+#define ENVIRON_MAX (1u << 20)	/* bytes of /proc/PID/environ read */
+/* Executable mappings kept per process: real processes have hundreds;
+ * the bound keeps a hostile stream from making inserts quadratic. */
+#define MAX_MAPPINGS 16384
+
+struct proctab {
+	struct proc *buckets[NBUCKETS];
+	struct elfcache *cache;
+	uint32_t count, max;
+	uint64_t clock;		/* lookups, for least-recently-used order */
+};
+
+struct proctab *proctab_new(struct elfcache *cache, uint32_t max_procs)
+{
+	struct proctab *t = cpa_calloc(1, sizeof(*t));
+	t->cache = cache;
+	t->max = max_procs;
+	return t;
+}
+
+static void release_mapping(struct proctab *t, struct mapping *m)
+{
+	if (m->obj && m->kind == MAPPING_FILE)
+		elfcache_put(t->cache, m->obj);
+	free(m->path);
+	m->obj = NULL;
+	m->path = NULL;
+}
+
+static void proc_free(struct proctab *t, struct proc *p)
+{
+	proc_clear_mappings(t, p);
+	free(p->maps);
+	free(p->env);
+	perfmap_free(&p->jit);
+	free(p);
+}
+
+void proctab_free(struct proctab *t)
+{
+	if (!t)
+		return;
+	for (unsigned b = 0; b < NBUCKETS; b++) {
+		while (t->buckets[b]) {
+			struct proc *p = t->buckets[b];
+			t->buckets[b] = p->hnext;
+			proc_free(t, p);
+		}
+	}
+	free(t);
+}
+
+struct proc *proctab_find(struct proctab *t, uint32_t pid)
+{
+	for (struct proc *p = t->buckets[pid % NBUCKETS]; p; p = p->hnext)
+		if (p->pid == pid) {
+			p->last_used = ++t->clock;
+			return p;
+		}
+	return NULL;
+}
+
+struct proc *proctab_get(struct proctab *t, uint32_t pid)
+{
+	struct proc *p = proctab_find(t, pid);
+	if (p)
+		return p;
+	p = cpa_calloc(1, sizeof(*p));
+	p->pid = pid;
+	p->last_used = ++t->clock;
+	p->hnext = t->buckets[pid % NBUCKETS];
+	t->buckets[pid % NBUCKETS] = p;
+	t->count++;
+	return p;
+}
+
+void proctab_remove(struct proctab *t, uint32_t pid)
+{
+	for (struct proc **pp = &t->buckets[pid % NBUCKETS]; *pp;
+	     pp = &(*pp)->hnext) {
+		if ((*pp)->pid == pid) {
+			struct proc *p = *pp;
+			*pp = p->hnext;
+			proc_free(t, p);
+			t->count--;
+			return;
+		}
+	}
+}
+
+uint32_t proctab_count(const struct proctab *t)
+{
+	return t->count;
+}
+
+void proctab_trim(struct proctab *t)
+{
+	/* Rare (only streams without exit records reach the limit), so a
+	 * scan for the oldest is cheaper than keeping a list per lookup. */
+	while (t->count > t->max) {
+		struct proc *old = NULL;
+		for (unsigned b = 0; b < NBUCKETS; b++)
+			for (struct proc *p = t->buckets[b]; p; p = p->hnext)
+				if (!old || p->last_used < old->last_used)
+					old = p;
+		if (!old)
+			break;
+		proctab_remove(t, old->pid);
+	}
+}
+
+/* ---- mappings ---------------------------------------------------------- */
+
+static enum map_kind kind_of(const char *path)
+{
+	if (!path[0] || !strncmp(path, "[anon", 5) || !strncmp(path, "//anon", 6) ||
+	    !strncmp(path, "/memfd:", 7))
+		return MAPPING_ANON;
+	if (!strcmp(path, "[vdso]"))
+		return MAPPING_VDSO;
+	if (path[0] == '[')
+		return MAPPING_OTHER;
+	return MAPPING_FILE;
+}
+
+void proc_clear_mappings(struct proctab *t, struct proc *p)
+{
+	for (uint32_t i = 0; i < p->nmaps; i++)
+		release_mapping(t, &p->maps[i]);
+	p->nmaps = 0;
+}
+
+static void remove_range(struct proctab *t, struct proc *p, uint64_t start,
+			 uint64_t end)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		struct mapping *m = &p->maps[i];
+		if (m->end <= start || m->start >= end) {
+			p->maps[k++] = *m;
+			continue;
+		}
+		/* Keep the part outside [start, end) when only one side
+		 * overlaps; a mapping split in two keeps its lower part. */
+		if (m->start < start) {
+			m->end = start;
+			p->maps[k++] = *m;
+		} else if (m->end > end) {
+			m->pgoff += end - m->start;
+			m->start = end;
+			p->maps[k++] = *m;
+		} else {
+			release_mapping(t, m);
+		}
+	}
+	p->nmaps = k;
+}
+
+void proc_add_mapping(struct proctab *t, struct proc *p, uint64_t start,
+		      uint64_t end, uint64_t pgoff, const char *path,
+		      size_t path_len, const uint8_t *build_id,
+		      uint8_t build_id_len)
+{
+	if (end <= start)
+		return;
+	remove_range(t, p, start, end);
+	if (p->nmaps >= MAX_MAPPINGS)
+		return;
+	if (p->nmaps == p->capmaps) {
+		p->capmaps = p->capmaps ? p->capmaps * 2 : 16;
+		p->maps = cpa_realloc(p->maps, p->capmaps * sizeof(*p->maps));
+	}
+	uint32_t i = p->nmaps;
+	while (i > 0 && p->maps[i - 1].start > start) {
+		p->maps[i] = p->maps[i - 1];
+		i--;
+	}
+	struct mapping *m = &p->maps[i];
+	memset(m, 0, sizeof(*m));
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	m->path = cpa_strndup(path, path_len);
+	/* "(deleted)" is the kernel's note, not part of the name */
+	size_t n = strlen(m->path);
+	if (n > 10 && !strcmp(m->path + n - 10, " (deleted)"))
+		m->path[n - 10] = '\0';
+	const char *slash = strrchr(m->path, '/');
+	m->base = slash ? slash + 1 : m->path;
+	m->kind = (uint8_t)kind_of(m->path);
+	if (build_id_len > CPA_BUILD_ID_MAX)
+		build_id_len = CPA_BUILD_ID_MAX;
+	m->build_id_len = build_id_len;
+	if (build_id_len)
+		memcpy(m->build_id, build_id, build_id_len);
+	p->nmaps++;
+}
+
+int proc_read_maps(struct proctab *t, struct proc *p, uint64_t now_ns,
+		   bool force)
+{
+	if (p->proc_read && !force && now_ns - p->maps_read_ns < NS_PER_SEC)
+		return 0;
+	p->proc_read = true;
+	p->maps_read_ns = now_ns;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		unsigned long start, end, pgoff, inode;
+		char perms[8];
+		int name_at = 0;
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (sscanf(line, "%lx-%lx %7s %lx %*x:%*x %lu %n", &start, &end,
+			   perms, &pgoff, &inode, &name_at) < 5 || !name_at)
+			continue;
+		if (!strchr(perms, 'x'))
+			continue;
+		const char *name = line + name_at;
+		struct mapping *old = proc_find_mapping(p, start);
+		/* Keep a mapping already known with the same extent: it may
+		 * hold a resolved object. */
+		if (old && old->start == start && old->end == end &&
+		    old->pgoff == pgoff)
+			continue;
+		proc_add_mapping(t, p, start, end, pgoff, name, strlen(name),
+				 NULL, 0);
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+struct elf_obj *proc_mapping_obj(struct proctab *t, struct proc *p,
+				 struct mapping *m)
+{
+	if (m->state == MAPPING_RESOLVED) {
+		struct elf_obj *o = m->obj;
+		if (!o->loaded) {
+			struct elf_src src = {
+				.pid = p->pid, .start = m->start, .end = m->end,
+				.path = m->path, .build_id = m->build_id,
+				.build_id_len = m->build_id_len,
+			};
+			if (elfcache_reload(t->cache, o, &src) < 0)
+				return NULL;
+		}
+		return o;
+	}
+	if (m->state == MAPPING_FAILED)
+		return NULL;
+	if (m->kind == MAPPING_VDSO) {
+		m->obj = elfcache_vdso(t->cache);
+	} else if (m->kind == MAPPING_FILE) {
+		struct elf_src src = {
+			.pid = p->pid, .start = m->start, .end = m->end,
+			.path = m->path, .build_id = m->build_id,
+			.build_id_len = m->build_id_len,
+		};
+		m->obj = elfcache_get(t->cache, &src);
+	}
+	m->state = m->obj ? MAPPING_RESOLVED : MAPPING_FAILED;
+	return m->obj;
+}
+
+void proc_read_env(struct proc *p, const char *keys)
+{
+	if (p->env_read)
+		return;
+	p->env_read = true;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/environ", p->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char *buf = cpa_malloc(ENVIRON_MAX + 1);
+	size_t got = 0;
+	ssize_t k;
+	while (got < ENVIRON_MAX &&
+	       (k = read(fd, buf + got, ENVIRON_MAX - got)) > 0)
+		got += (size_t)k;
+	close(fd);
+	buf[got] = '\0';
+	/* The first key of the list that the process has wins. */
+	for (const char *key = keys; *key && !p->env;) {
+		size_t klen = strcspn(key, ",");
+		for (size_t off = 0; off < got && !p->env;) {
+			const char *var = buf + off;
+			size_t vlen = strnlen(var, got - off);
+			if (klen && vlen > klen && !strncmp(var, key, klen) &&
+			    var[klen] == '=')
+				p->env = cpa_strndup(var + klen + 1,
+						     vlen - klen - 1);
+			off += vlen + 1;
+		}
+		key += klen;
+		if (*key == ',')
+			key++;
+	}
+	free(buf);
+}

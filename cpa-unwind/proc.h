@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-process state: executable mappings (from the stream's MMAP records,
+ * with /proc/PID/maps as the fallback), the recorded env label and the JIT
+ * symbol map. Created on first sight, freed on the process's exit record,
+ * and bounded in number (least recently used first) for streams that
+ * carry no exit records.
+ */
+#ifndef CPA_UNWIND_PROC_H
+#define CPA_UNWIND_PROC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "elfcache.h"
+#include "perfmap.h"
+#include "stream.h"
+
+enum map_kind {
+	MAPPING_FILE = 0,	/* a file: ELF symbols and CFI */
+	MAPPING_VDSO,
+	MAPPING_ANON,	/* anonymous executable memory: JIT code */
+	MAPPING_OTHER,	/* [vsyscall], [uprobes]...: named, never unwound */
+};
+
+enum map_state { MAPPING_UNRESOLVED = 0, MAPPING_RESOLVED, MAPPING_FAILED };
+
+struct mapping {
+	uint64_t start, end, pgoff;
+	struct elf_obj *obj;	/* referenced once resolved */
+	char *path;
+	const char *base;	/* basename of path, for module+offset frames */
+	uint8_t kind, state;
+	uint8_t build_id_len;
+	uint8_t build_id[CPA_BUILD_ID_MAX];
+};
+
+struct proc {
+	uint32_t pid;
+	struct mapping *maps;	/* sorted by start, disjoint */
+	uint32_t nmaps, capmaps;
+	bool have_records;	/* mappings came from MMAP records */
+	bool proc_read;		/* /proc/PID/maps was read at least once */
+	uint64_t maps_read_ns;	/* when /proc/PID/maps was last read */
+	bool env_read;
+	char *env;		/* --env value, NULL when none */
+	struct perfmap jit;
+	uint64_t last_used;	/* sample counter, for LRU bounding */
+	struct proc *hnext;
+};
+
+struct proctab;
+
+struct proctab *proctab_new(struct elfcache *cache, uint32_t max_procs);
+void proctab_free(struct proctab *t);
+/* The state of pid, created empty when new. */
+struct proc *proctab_get(struct proctab *t, uint32_t pid);
+struct proc *proctab_find(struct proctab *t, uint32_t pid);
+/* Forgets pid and releases its objects. */
+void proctab_remove(struct proctab *t, uint32_t pid);
+uint32_t proctab_count(const struct proctab *t);
+/* Drops least recently used processes beyond the limit. */
+void proctab_trim(struct proctab *t);
+
+/* Adds a mapping, replacing what it overlaps (as mmap does). */
+void proc_add_mapping(struct proctab *t, struct proc *p, uint64_t start,
+		      uint64_t end, uint64_t pgoff, const char *path,
+		      size_t path_len, const uint8_t *build_id,
+		      uint8_t build_id_len);
+/* Drops every mapping (exec). */
+void proc_clear_mappings(struct proctab *t, struct proc *p);
+/*
+ * (Re)reads /proc/PID/maps. Rate-limited to once per second per process
+ * unless force. Returns 0, -1 when the process is gone.
+ */
+int proc_read_maps(struct proctab *t, struct proc *p, uint64_t now_ns,
+		   bool force);
+
+static inline struct mapping *proc_find_mapping(const struct proc *p,
+						uint64_t addr)
+{
+	uint32_t lo = 0, hi = p->nmaps;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= p->maps[lo - 1].end)
+		return NULL;
+	return &p->maps[lo - 1];
+}
+
+/*
+ * The loaded object of a file or vdso mapping, resolving it on first use
+ * and reloading it if the cache unloaded it; NULL when there is none.
+ */
+struct elf_obj *proc_mapping_obj(struct proctab *t, struct proc *p,
+				 struct mapping *m);
+
+/* Reads the first of the comma-separated keys from /proc/PID/environ
+ * into p->env, once. */
+void proc_read_env(struct proc *p, const char *keys);
+
+#endif

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The record loop: every record of the input to its handler, the output's
+ * end, and the exit status. Separate from main.c so the fuzz target can
+ * drive it with arbitrary streams.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "selfstats.h"
+#include "unwind.h"
+
+static int handle(struct unwinder *u, struct output *out,
+		  const struct cpa_record *rec, char *err, size_t errlen)
+{
+	switch (rec->type) {
+	case CPA_REC_RAW_SAMPLE:
+		return unwind_raw_sample(u, rec, err, errlen);
+	case CPA_REC_TASK:
+		return unwind_task(u, rec, err, errlen);
+	case CPA_REC_MMAP:
+		return unwind_mmap(u, rec, err, errlen);
+	case CPA_REC_LOST: {
+		struct cpa_lost l;
+		if (cpa_decode_lost(rec, &l, err, errlen) < 0)
+			return -1;
+		u->st.lost_in += l.count;
+		output_lost(out, &l);
+		return 0;
+	}
+	case CPA_REC_END:
+		return 0;	/* ours is written with our own totals */
+	case CPA_REC_STRING:
+	case CPA_REC_STACK:
+	case CPA_REC_SAMPLE:
+		/* Already symbolized input would need its ids remapped into
+		 * ours; nothing upstream of cpa-unwind produces it. */
+		snprintf(err, errlen, "byte %llu: %s record: input is already "
+			 "symbolized (cpa-unwind reads cpa-capture's output)",
+			 (unsigned long long)rec->offset,
+			 cpa_record_type_name(rec->type));
+		return -1;
+	default:
+		u->st.passthrough++;
+		output_passthrough(out, rec);
+		return 0;
+	}
+}
+
+int unwind_stream(struct unwinder *u, struct output *out,
+		  struct cpa_reader *r, const char *name)
+{
+	int status = 0;
+	bool malformed = false;
+	struct cpa_record rec;
+	char err[320];
+
+	for (;;) {
+		int k = cpa_reader_next(r, &rec);
+		if (k < 0) {
+			cpa_err("%s", r->err);
+			malformed = true;
+			break;
+		}
+		if (k == 0) {
+			if (!r->ended) {
+				/* Keep what came and say where it stopped;
+				 * downstream sees the gap as a lost record. */
+				cpa_warn("%s: byte %llu: stream ended without "
+					 "an end record (upstream cut off)",
+					 name, (unsigned long long)r->offset);
+				struct cpa_lost l = {
+					.reason = CPA_LOST_UPSTREAM,
+					.cpu = UINT32_MAX,
+				};
+				output_lost(out, &l);
+				status = CPA_EXIT_FAILURE;
+			}
+			break;
+		}
+		if (handle(u, out, &rec, err, sizeof(err)) < 0) {
+			cpa_err("%s: %s", name, err);
+			malformed = true;
+			break;
+		}
+		if (rec.type == CPA_REC_RAW_SAMPLE) {
+			elfcache_trim(u->cache);
+			proctab_trim(u->procs);
+		}
+		/* counters are copied in batches: a report is at most 64
+		 * records behind */
+		if ((r->records & 63) == 0) {
+			stats_publish(u);
+			cpa_selfstats_poll();
+		}
+		/* About to wait for input: pass on what we have, so the
+		 * store downstream sees samples within a poll cycle of capture. */
+		if (cpa_reader_pending(r) == 0)
+			output_flush(out);
+		if (output_error(out))
+			break;
+	}
+	/* Malformed input ends our stream without END, so downstream knows
+	 * it is incomplete too; what came before it is kept. */
+	if (malformed) {
+		output_flush(out);
+		status = CPA_EXIT_FAILURE;
+	} else {
+		output_finish(out);
+	}
+	int oerr = output_error(out);
+	if (oerr && oerr != EPIPE) {
+		cpa_err("<stdout>: %s", strerror(oerr));
+		status = CPA_EXIT_FAILURE;
+	}
+	return status;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+/* Per-record work: raw samples to symbolized samples, task and mapping
+ * records to per-process state. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "unwind.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void intern_fixed_names(struct unwinder *u);
+
+void unwinder_init(struct unwinder *u, const struct unwind_opts *opts,
+		   struct output *out)
+{
+	memset(u, 0, sizeof(*u));
+	u->opts = *opts;
+	u->out = out;
+	u->cache = elfcache_new(opts->max_cache);
+	if (!u->cache)
+		cpa_die("out of memory");
+	u->procs = proctab_new(u->cache, opts->max_procs);
+	u->have_ksyms = kallsyms_load(&u->ksyms, opts->kallsyms) == 0;
+	if (!u->have_ksyms)
+		cpa_warn("%s: no kernel symbols (not readable, or all "
+			 "addresses hidden): kernel frames will be [unknown]_[k]",
+			 opts->kallsyms ? opts->kallsyms : "/proc/kallsyms");
+	intern_fixed_names(u);
+	u->st.start_ns = mono_ns();
+}
+
+/* Ids of the names every sample may need, interned once per dictionary. */
+static void intern_fixed_names(struct unwinder *u)
+{
+	u->id_truncated = output_string(u->out, "[truncated]", 11);
+	u->id_unknown = output_string(u->out, "[unknown]", 9);
+	u->id_unknown_k = output_string(u->out, "[unknown]_[k]", 13);
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	proctab_free(u->procs);
+	elfcache_free(u->cache);
+	kallsyms_free(&u->ksyms);
+}
+
+static uint32_t label_id(struct unwinder *u, const char *s, size_t cap)
+{
+	return output_string(u->out, s, strnlen(s, cap));
+}
+
+int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
+		      char *err, size_t errlen)
+{
+	struct cpa_raw_sample s;
+	if (cpa_decode_raw_sample(rec, &s, err, errlen) < 0)
+		return -1;
+	uint64_t t0 = mono_ns();
+	u->now_ns = t0;
+	u->st.raw_samples++;
+	if (u->have_ksyms)
+		kallsyms_refresh(&u->ksyms, t0);
+
+	struct proc *p = NULL;
+	if (s.pid) {
+		p = proctab_get(u->procs, s.pid);
+		if (p->nmaps == 0)
+			proc_read_maps(u->procs, p, t0, !p->proc_read);
+		if (u->opts.env_keys)
+			proc_read_env(p, u->opts.env_keys);
+	}
+
+	/* The user chain: DWARF walk of the snapshot and/or the FP chain
+	 * the capture recorded, chosen per sample (bestof.c). */
+	const uint64_t *ips = s.user_ips;
+	unsigned nips = s.n_user;
+	enum chain_choice choice = nips ? CHOSE_FP : CHOSE_NONE;
+	bool walked = false;
+	if (p && u->opts.mode != UNWIND_FP && s.stack_len && s.n_regs > CPA_REG_BP) {
+		walk_dwarf(u->procs, p, &s, &u->dwarf);
+		walked = true;
+		u->st.walk_end[u->dwarf.end]++;
+		u->st.fp_steps += u->dwarf.fp_steps;
+		choice = u->opts.mode == UNWIND_DWARF
+				 ? CHOSE_DWARF
+				 : choose_chain(u, p, &u->dwarf, s.user_ips,
+						s.n_user);
+	}
+	if (choice == CHOSE_DWARF) {
+		ips = u->dwarf.ips;
+		nips = u->dwarf.n;
+		u->st.dwarf_frames += nips;
+	}
+	u->st.chose[choice]++;
+
+	uint32_t n = 0, max = CPA_MAX_STACK_DEPTH;
+	if (choice == CHOSE_DWARF && walked && u->dwarf.end == WALK_TRUNCATED) {
+		u->frames[n++] = u->id_truncated;
+		u->st.truncated++;
+	}
+	/* root first: the user chain from its outermost frame, then the
+	 * kernel chain on top of it */
+	if (nips > max - n - s.n_kernel)
+		nips = max - n - s.n_kernel;
+	for (unsigned i = nips; i-- > 0;) {
+		u->frames[n++] = frame_user(u, p, ips[i], i == 0, NULL);
+		if (u->opts.inline_frames && n + s.n_kernel < max) {
+			unsigned k = frame_inlined(u, p, ips[i], i == 0,
+						   u->frames + n,
+						   max - n - s.n_kernel);
+			n += k;
+			u->st.inline_frames += k;
+		}
+	}
+	for (unsigned i = s.n_kernel; i-- > 0;)
+		u->frames[n++] = frame_kernel(u, s.kernel_ips[i]);
+	u->st.frames_out += n;
+
+	const char *leader = s.pcomm[0] ? s.pcomm : s.comm;
+	struct cpa_sample out = {
+		.time_ns = s.time_ns,
+		.weight = s.weight,
+		.cgroup_id = s.cgroup_id,
+		.pid = s.pid,
+		.tid = s.tid,
+		.cpu = s.cpu,
+		.kind = s.kind,
+		.flags = s.flags,
+		.stack_id = output_stack(u->out, u->frames, n),
+		.comm_id = label_id(u, leader, CPA_COMM_LEN),
+		.thread_id = label_id(u, s.comm, CPA_COMM_LEN),
+		.env_id = p && p->env ? output_string(u->out, p->env,
+						     strlen(p->env))
+				      : 0,
+	};
+	output_sample(u->out, &out);
+	/* Between samples, no id is held: the one safe point to start the
+	 * dictionaries over when they outgrow their bound. */
+	if (output_dict_bytes(u->out) > u->opts.max_dict) {
+		output_reset(u->out);
+		elfcache_forget_out_ids(u->cache);
+		if (u->have_ksyms)
+			memset(u->ksyms.out_ids, 0,
+			       (u->ksyms.syms.n ? u->ksyms.syms.n : 1) *
+				       sizeof(*u->ksyms.out_ids));
+		intern_fixed_names(u);
+		u->dict_resets++;
+	}
+	stats_record_latency(&u->st, mono_ns() - t0);
+	return 0;
+}
+
+/* A forked child starts with its parent's mappings. */
+static void copy_mappings(struct unwinder *u, struct proc *child,
+			  struct proc *parent)
+{
+	for (uint32_t i = 0; i < parent->nmaps; i++) {
+		const struct mapping *m = &parent->maps[i];
+		proc_add_mapping(u->procs, child, m->start, m->end, m->pgoff,
+				 m->path, strlen(m->path), m->build_id,
+				 m->build_id_len);
+	}
+	child->have_records = parent->have_records;
+}
+
+int unwind_task(struct unwinder *u, const struct cpa_record *rec, char *err,
+		size_t errlen)
+{
+	struct cpa_task t;
+	if (cpa_decode_task(rec, &t, err, errlen) < 0)
+		return -1;
+	u->st.tasks++;
+	switch (t.event) {
+	case CPA_TASK_EXIT:
+		if (t.pid == t.tid)
+			proctab_remove(u->procs, t.pid);
+		break;
+	case CPA_TASK_EXEC: {
+		struct proc *p = proctab_find(u->procs, t.pid);
+		if (p) {
+			proc_clear_mappings(u->procs, p);
+			p->proc_read = false;
+			p->env_read = false;
+			free(p->env);
+			p->env = NULL;
+			perfmap_free(&p->jit);
+		}
+		break;
+	}
+	case CPA_TASK_FORK: {
+		if (t.pid != t.tid || t.pid == t.ppid)
+			break;	/* a new thread shares its process's state */
+		struct proc *parent = proctab_find(u->procs, t.ppid);
+		if (parent && parent->nmaps) {
+			struct proc *child = proctab_get(u->procs, t.pid);
+			if (child->nmaps == 0)
+				copy_mappings(u, child, parent);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	proctab_trim(u->procs);
+	return 0;
+}
+
+int unwind_mmap(struct unwinder *u, const struct cpa_record *rec, char *err,
+		size_t errlen)
+{
+	struct cpa_mmap m;
+	if (cpa_decode_mmap(rec, &m, err, errlen) < 0)
+		return -1;
+	u->st.mmaps++;
+	if (!m.pid || !m.len || m.start + m.len < m.start)
+		return 0;
+	struct proc *p = proctab_get(u->procs, m.pid);
+	p->have_records = true;
+	proc_add_mapping(u->procs, p, m.start, m.start + m.len, m.pgoff, m.path,
+			 m.path_len, m.build_id, m.build_id_len);
+	proctab_trim(u->procs);
+	return 0;
+}

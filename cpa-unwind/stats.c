@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/* --stats: what the unwinder did and what it cost, printed at the end. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "selfstats.h"
+#include "unwind.h"
+
+void stats_record_latency(struct unwind_stats *st, uint64_t ns)
+{
+	unsigned b = 0;
+	while (b + 1 < LAT_BUCKETS && (ns >> (b + 1)))
+		b++;
+	st->lat[b]++;
+	st->lat_total_ns += ns;
+}
+
+static const char *choice_name(unsigned c)
+{
+	return c == CHOSE_DWARF ? "dwarf" : c == CHOSE_FP ? "fp" : "none";
+}
+
+void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
+{
+	const struct unwind_stats *st = &u->st;
+	struct elfcache_stats cs;
+	elfcache_stats(u->cache, &cs);
+	double secs = (double)(now_ns - st->start_ns) / 1e9;
+	uint64_t n = st->raw_samples;
+
+	fprintf(f, "cpa-unwind stats:\n");
+	fprintf(f, "  samples        %" PRIu64 " in %.3f s (%.0f/s wall)\n", n,
+		secs, secs > 0 ? (double)n / secs : 0.0);
+	fprintf(f, "  unwind time    %.3f s (%.0f samples/s, %.0f frames/s)\n",
+		(double)st->lat_total_ns / 1e9,
+		st->lat_total_ns ? (double)n * 1e9 / (double)st->lat_total_ns : 0.0,
+		st->lat_total_ns ? (double)st->frames_out * 1e9 /
+					   (double)st->lat_total_ns : 0.0);
+	fprintf(f, "  chain chosen   ");
+	for (unsigned c = 0; c < CHOICE_COUNT; c++)
+		fprintf(f, "%s%s=%" PRIu64, c ? " " : "", choice_name(c),
+			st->chose[c]);
+	fprintf(f, "\n  dwarf walks    ");
+	for (unsigned e = 0; e < WALK_END_COUNT; e++)
+		if (st->walk_end[e])
+			fprintf(f, "%s=%" PRIu64 " ", walk_end_name(e),
+				st->walk_end[e]);
+	fprintf(f, "\n  frames         out=%" PRIu64 " dwarf=%" PRIu64
+		   " fp-fallback-steps=%" PRIu64 " jit=%" PRIu64
+		   " inlined=%" PRIu64 " truncated-roots=%" PRIu64 "\n",
+		st->frames_out, st->dwarf_frames, st->fp_steps, st->jit_frames,
+		st->inline_frames, st->truncated);
+	fprintf(f, "  unresolved     user=%" PRIu64 " kernel=%" PRIu64 "\n",
+		st->unresolved_user, st->unresolved_kernel);
+	fprintf(f, "  elf cache      objects=%" PRIu64 " bytes=%" PRIu64
+		   " loads=%" PRIu64 " hits=%" PRIu64 " evictions=%" PRIu64
+		   " unloads=%" PRIu64 " load-time=%.3fs\n",
+		cs.objects, cs.bytes, cs.loads, cs.hits, cs.evictions,
+		cs.unloads, (double)cs.load_ns / 1e9);
+	fprintf(f, "  elf failures   ");
+	for (unsigned i = 1; i < ELFOBJ_FAIL_COUNT; i++)
+		fprintf(f, "%s=%" PRIu64 " ", elfobj_fail_name(i), cs.fails[i]);
+	fprintf(f, "\n  processes      %u live, kernel symbols %u (reloads %" PRIu64
+		   ")\n", proctab_count(u->procs), u->ksyms.syms.n,
+		u->ksyms.reloads);
+	uint64_t ns, nsb, nk, nkb;
+	output_dict_size(u->out, &ns, &nsb, &nk, &nkb);
+	fprintf(f, "  dictionaries   strings=%" PRIu64 " (%" PRIu64 " bytes) stacks=%"
+		   PRIu64 " (%" PRIu64 " bytes)\n", ns, nsb, nk, nkb);
+	fprintf(f, "  records        tasks=%" PRIu64 " mmaps=%" PRIu64
+		   " lost=%" PRIu64 " passed-through=%" PRIu64 "\n",
+		st->tasks, st->mmaps, st->lost_in, st->passthrough);
+	fprintf(f, "  latency per sample (ns):\n");
+	for (unsigned b = 0; b < LAT_BUCKETS; b++) {
+		if (!st->lat[b])
+			continue;
+		fprintf(f, "    %10" PRIu64 " - %-10" PRIu64 " %10" PRIu64
+			   "  %5.1f%%\n", b ? (uint64_t)1 << b : 0,
+			((uint64_t)2 << b) - 1, st->lat[b],
+			n ? 100.0 * (double)st->lat[b] / (double)n : 0.0);
+	}
+}
+
+/* ---- self statistics (lib/selfstats.h: --stats-file, SIGUSR1) --------- */
+
+static struct {
+	uint64_t *samples, *chose[CHOICE_COUNT], *walk_end[WALK_END_COUNT];
+	uint64_t *frames, *truncated, *unresolved_user, *unresolved_kernel;
+	uint64_t *jit, *inlined, *lost, *procs, *objects, *bytes, *loads;
+	uint64_t *evictions, *unloads, *fails, *lat_p50, *lat_p99, *unwind_ns;
+	uint64_t *dict_bytes, *dict_resets;
+} ctr;
+
+void stats_publish_init(void)
+{
+	static const char *const chose[CHOICE_COUNT] = {
+		"chain_none", "chain_dwarf", "chain_fp"
+	};
+	char name[48];
+	ctr.samples = cpa_stat("samples");
+	for (unsigned c = 0; c < CHOICE_COUNT; c++)
+		ctr.chose[c] = cpa_stat(chose[c]);
+	for (unsigned e = 0; e < WALK_END_COUNT; e++) {
+		snprintf(name, sizeof(name), "walk_%s", walk_end_name(e));
+		for (char *p = name; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		ctr.walk_end[e] = cpa_stat(name);
+	}
+	ctr.frames = cpa_stat("frames");
+	ctr.truncated = cpa_stat("truncated_stacks");
+	ctr.unresolved_user = cpa_stat("unresolved_user_frames");
+	ctr.unresolved_kernel = cpa_stat("unresolved_kernel_frames");
+	ctr.jit = cpa_stat("jit_frames");
+	ctr.inlined = cpa_stat("inlined_frames");
+	ctr.lost = cpa_stat("lost_upstream");
+	ctr.procs = cpa_gauge("processes");
+	ctr.objects = cpa_gauge("elf_objects");
+	ctr.bytes = cpa_gauge("elf_cache_bytes");
+	ctr.loads = cpa_stat("elf_loads");
+	ctr.evictions = cpa_stat("elf_evictions");
+	ctr.unloads = cpa_stat("elf_unloads");
+	ctr.fails = cpa_stat("elf_failures");
+	ctr.lat_p50 = cpa_gauge("unwind_latency_p50_ns");
+	ctr.lat_p99 = cpa_gauge("unwind_latency_p99_ns");
+	ctr.unwind_ns = cpa_stat("unwind_ns");
+	ctr.dict_bytes = cpa_gauge("dictionary_bytes");
+	ctr.dict_resets = cpa_stat("dictionary_resets");
+}
+
+/* Upper bound of the histogram bucket holding quantile q. */
+static uint64_t quantile(const struct unwind_stats *st, double q)
+{
+	uint64_t want = (uint64_t)((double)st->raw_samples * q), seen = 0;
+	for (unsigned b = 0; b < LAT_BUCKETS; b++) {
+		seen += st->lat[b];
+		if (st->lat[b] && seen >= want)
+			return ((uint64_t)2 << b) - 1;
+	}
+	return 0;
+}
+
+void stats_publish(struct unwinder *u)
+{
+	const struct unwind_stats *st = &u->st;
+	struct elfcache_stats cs;
+	if (!ctr.samples)
+		return;
+	elfcache_stats(u->cache, &cs);
+	*ctr.samples = st->raw_samples;
+	for (unsigned c = 0; c < CHOICE_COUNT; c++)
+		*ctr.chose[c] = st->chose[c];
+	for (unsigned e = 0; e < WALK_END_COUNT; e++)
+		*ctr.walk_end[e] = st->walk_end[e];
+	*ctr.frames = st->frames_out;
+	*ctr.truncated = st->truncated;
+	*ctr.unresolved_user = st->unresolved_user;
+	*ctr.unresolved_kernel = st->unresolved_kernel;
+	*ctr.jit = st->jit_frames;
+	*ctr.inlined = st->inline_frames;
+	*ctr.lost = st->lost_in;
+	*ctr.procs = proctab_count(u->procs);
+	*ctr.objects = cs.objects;
+	*ctr.bytes = cs.bytes;
+	*ctr.loads = cs.loads;
+	*ctr.evictions = cs.evictions;
+	*ctr.unloads = cs.unloads;
+	uint64_t fails = 0;
+	for (unsigned i = 1; i < ELFOBJ_FAIL_COUNT; i++)
+		fails += cs.fails[i];
+	*ctr.fails = fails;
+	*ctr.lat_p50 = quantile(st, 0.5);
+	*ctr.lat_p99 = quantile(st, 0.99);
+	*ctr.unwind_ns = st->lat_total_ns;
+	uint64_t ns, nsb, nk, nkb;
+	output_dict_size(u->out, &ns, &nsb, &nk, &nkb);
+	*ctr.dict_bytes = nsb + nkb;
+	*ctr.dict_resets = u->dict_resets;
+}

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/* Sorted function-symbol tables: built once per object, searched per frame. */
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symtab.h"
+
+/* Room for names of any length: a symbol name is capped here so one
+ * absurd entry cannot blow up the blob. */
+#define SYM_NAME_MAX 4096
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t cap2 = *cap ? *cap : 256;
+	while (cap2 < need)
+		cap2 *= 2;
+	void *np = realloc(*p, cap2 * elem);
+	if (!np)
+		return -1;
+	*p = np;
+	*cap = cap2;
+	return 0;
+}
+
+int symtab_add(struct symtab *t, uint64_t addr, uint64_t size,
+	       const char *name, size_t len)
+{
+	if (len > SYM_NAME_MAX)
+		len = SYM_NAME_MAX;
+	if (grow((void **)&t->syms, &t->syms_cap, (size_t)t->n + 1,
+		 sizeof(*t->syms)) ||
+	    grow((void **)&t->names, &t->names_cap, t->names_len + len + 1, 1))
+		return -1;
+	if (t->names_len + len + 1 > UINT32_MAX)
+		return -1;
+	struct sym *s = &t->syms[t->n++];
+	s->addr = addr;
+	s->size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	s->name = (uint32_t)t->names_len;
+	memcpy(t->names + t->names_len, name, len);
+	t->names[t->names_len + len] = '\0';
+	t->names_len += len + 1;
+	return 0;
+}
+
+static bool is_code_symbol(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+	if (sym->st_shndx == SHN_UNDEF || sym->st_value == 0)
+		return false;
+	return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+/*
+ * Global symbols are added before local and weak ones: at one address the
+ * first added wins (cmp_sym), so __libc_start_main beats the local alias
+ * __libc_start_main_alias_2 that glibc's debug file also lists.
+ */
+static long add_section(struct symtab *t, Elf *elf, Elf_Scn *scn,
+			const GElf_Shdr *shdr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	if (!data || shdr->sh_entsize == 0)
+		return 0;
+	size_t n = shdr->sh_size / shdr->sh_entsize;
+	long added = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(data, (int)i, &sym) ||
+			    !is_code_symbol(&sym) ||
+			    (GELF_ST_BIND(sym.st_info) == STB_GLOBAL) != (pass == 0))
+				continue;
+			const char *name =
+				elf_strptr(elf, shdr->sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			if (symtab_add(t, sym.st_value, sym.st_size, name,
+				       strnlen(name, SYM_NAME_MAX)) < 0)
+				return -1;
+			added++;
+		}
+	}
+	return added;
+}
+
+long symtab_add_elf(struct symtab *t, Elf *elf, bool want_symtab,
+		    bool want_dynsym)
+{
+	long total = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		if ((shdr.sh_type == SHT_SYMTAB && want_symtab) ||
+		    (shdr.sh_type == SHT_DYNSYM && want_dynsym)) {
+			long k = add_section(t, elf, scn, &shdr);
+			if (k < 0)
+				return -1;
+			total += k;
+		}
+	}
+	return total;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* At one address prefer the symbol with a size, then the longer
+	 * range, so aliases resolve to the entry describing the function. */
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name; /* first added */
+}
+
+void symtab_finish(struct symtab *t)
+{
+	if (t->n == 0)
+		return;
+	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < t->n; i++) {
+		if (k > 0 && t->syms[k - 1].addr == t->syms[i].addr)
+			continue;
+		t->syms[k++] = t->syms[i];
+	}
+	t->n = k;
+	struct sym *s = realloc(t->syms, k * sizeof(*s));
+	if (s)
+		t->syms = s;
+	t->syms_cap = k;
+	char *nm = realloc(t->names, t->names_len);
+	if (nm) {
+		t->names = nm;
+		t->names_cap = t->names_len;
+	}
+}
+
+void symtab_free(struct symtab *t)
+{
+	free(t->syms);
+	free(t->names);
+	memset(t, 0, sizeof(*t));
+}
+
+size_t symtab_bytes(const struct symtab *t)
+{
+	return (size_t)t->n * sizeof(struct sym) + t->names_len;
+}
+
+long symtab_lookup(const struct symtab *t, uint64_t addr)
+{
+	uint32_t lo = 0, hi = t->n;	/* first symbol with addr > addr */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	const struct sym *s = &t->syms[lo - 1];
+	if (s->size && addr - s->addr >= s->size)
+		return -1;
+	return lo - 1;
+}

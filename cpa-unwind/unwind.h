@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The unwinder's state for one run: options, caches, output and the
+ * counters --stats reports. sample.c drives it per raw sample; frames.c
+ * names addresses; bestof.c picks between the DWARF and FP chains.
+ */
+#ifndef CPA_UNWIND_UNWIND_H
+#define CPA_UNWIND_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "demangle.h"
+#include "elfcache.h"
+#include "kallsyms.h"
+#include "output.h"
+#include "proc.h"
+#include "walk.h"
+
+enum unwind_mode {
+	UNWIND_BEST = 0,	/* DWARF and FP, best-of rule (default) */
+	UNWIND_DWARF,		/* DWARF only */
+	UNWIND_FP,		/* the capture's frame-pointer chain only */
+};
+
+enum chain_choice { CHOSE_NONE = 0, CHOSE_DWARF, CHOSE_FP, CHOICE_COUNT };
+
+#define LAT_BUCKETS 32	/* log2 nanosecond buckets */
+
+struct unwind_stats {
+	uint64_t raw_samples;
+	uint64_t chose[CHOICE_COUNT];
+	uint64_t walk_end[WALK_END_COUNT];
+	uint64_t dwarf_frames, fp_steps, frames_out;
+	uint64_t truncated;		/* samples given a [truncated] root */
+	uint64_t unresolved_user, unresolved_kernel, jit_frames;
+	uint64_t inline_frames;
+	uint64_t tasks, mmaps, lost_in, passthrough;
+	uint64_t lat[LAT_BUCKETS];	/* per-sample unwind+symbolize time */
+	uint64_t lat_total_ns;
+	uint64_t start_ns;		/* monotonic, first record */
+};
+
+struct unwind_opts {
+	enum unwind_mode mode;
+	struct name_opts names;
+	const char *env_keys;	/* --env KEY[,KEY...] or NULL */
+	uint64_t max_cache;
+	uint32_t max_procs;
+	uint64_t max_dict;	/* --max-dict: output dictionaries' bound */
+	const char *kallsyms;	/* --kallsyms FILE (tests) or NULL */
+	bool inline_frames;	/* --inline */
+};
+
+struct unwinder {
+	struct unwind_opts opts;
+	struct output *out;
+	struct elfcache *cache;
+	struct proctab *procs;
+	struct kallsyms ksyms;
+	bool have_ksyms;
+	uint64_t now_ns;		/* monotonic, per sample */
+	uint32_t id_truncated, id_unknown, id_unknown_k;
+	uint64_t dict_resets;
+	struct walk_result dwarf;	/* scratch, kept off the stack */
+	uint64_t fp[CPA_MAX_FRAMES];
+	uint32_t frames[CPA_MAX_STACK_DEPTH];
+	struct unwind_stats st;
+};
+
+void unwinder_init(struct unwinder *u, const struct unwind_opts *opts,
+		   struct output *out);
+void unwinder_free(struct unwinder *u);
+
+/*
+ * Reads r to its end, unwinding into out (run.c). Returns 0, or
+ * CPA_EXIT_FAILURE for malformed or truncated input or an output error,
+ * the message printed.
+ */
+int unwind_stream(struct unwinder *u, struct output *out,
+		  struct cpa_reader *r, const char *name);
+
+/* Record handlers (sample.c). Malformed payloads return -1 with err. */
+int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
+		      char *err, size_t errlen);
+int unwind_task(struct unwinder *u, const struct cpa_record *rec, char *err,
+		size_t errlen);
+int unwind_mmap(struct unwinder *u, const struct cpa_record *rec, char *err,
+		size_t errlen);
+
+/* Output string id of a user frame at ip (frames.c). exact: ip is the
+ * sampled PC rather than a return address. *raw receives the symbol's
+ * raw name when there is one (for the best-of rule), else NULL. */
+uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
+		    bool exact, const char **raw);
+uint32_t frame_kernel(struct unwinder *u, uint64_t ip);
+/* --inline: ids of the functions inlined at ip, outermost first. */
+unsigned frame_inlined(struct unwinder *u, struct proc *p, uint64_t ip,
+		       bool exact, uint32_t *ids, unsigned max);
+/* Raw symbol name at ip, without producing output. */
+const char *frame_raw_name(struct unwinder *u, struct proc *p, uint64_t ip,
+			   bool exact);
+
+/* bestof.c */
+bool is_root_symbol(const char *raw);
+enum chain_choice choose_chain(struct unwinder *u, struct proc *p,
+			       const struct walk_result *dwarf,
+			       const uint64_t *fp, unsigned nfp);
+
+/* stats.c */
+void stats_record_latency(struct unwind_stats *st, uint64_t ns);
+void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns);
+/* --stats-file / --stats-interval / SIGUSR1 counters (lib/selfstats.h) */
+void stats_publish_init(void);
+void stats_publish(struct unwinder *u);
+
+#endif

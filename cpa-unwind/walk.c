@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+/* Per-frame DWARF CFI stepping over a stack snapshot. */
+#include <string.h>
+
+#include "walk.h"
+
+/* A read this far past the end of a snapshot cut by the capture's size
+ * limit is taken for a cut stack; further away it is a wrong address. */
+#define TRUNCATION_WINDOW (8u << 20)
+
+static const char *const end_names[WALK_END_COUNT] = {
+	[WALK_OUTERMOST] = "outermost",
+	[WALK_RA_ZERO] = "ra-zero",
+	[WALK_TRUNCATED] = "truncated",
+	[WALK_NO_SNAPSHOT] = "no-snapshot",
+	[WALK_NO_MAPPING] = "no-mapping",
+	[WALK_NO_CFI] = "no-cfi",
+	[WALK_UNSUPPORTED] = "unsupported-rule",
+	[WALK_BAD_STACK] = "bad-stack",
+	[WALK_NO_PROGRESS] = "no-progress",
+	[WALK_DEPTH] = "depth",
+};
+
+const char *walk_end_name(unsigned end)
+{
+	return end < WALK_END_COUNT ? end_names[end] : "unknown";
+}
+
+struct snapshot {
+	const uint8_t *bytes;
+	uint64_t base, end;	/* user addresses the bytes cover */
+	bool cut;		/* the capture's size limit cut the copy */
+};
+
+/* Reads the u64 at user address addr from the snapshot; on failure sets
+ * *why to the reason the walk ends. */
+static inline bool rd(const struct snapshot *ss, uint64_t addr, uint64_t *v,
+		      uint8_t *why)
+{
+	if (addr >= ss->base && addr <= ss->end - 8 && ss->end - ss->base >= 8) {
+		memcpy(v, ss->bytes + (addr - ss->base), 8);
+		return true;
+	}
+	*why = addr >= ss->end && addr - ss->end < TRUNCATION_WINDOW && ss->cut
+		       ? WALK_TRUNCATED : WALK_BAD_STACK;
+	return false;
+}
+
+/* The CFI row for pc in p, or NULL with *why set when there is none. */
+static const struct cfi_row *row_for(struct proctab *t, struct proc *p,
+				     uint64_t pc, uint8_t *why)
+{
+	struct mapping *m = proc_find_mapping(p, pc);
+	if (!m) {
+		*why = WALK_NO_MAPPING;
+		return NULL;
+	}
+	*why = WALK_NO_CFI;
+	if (m->kind != MAPPING_FILE && m->kind != MAPPING_VDSO)
+		return NULL;
+	struct elf_obj *o = proc_mapping_obj(t, p, m);
+	uint64_t vaddr;
+	if (!o || !elfobj_vaddr(o, pc - m->start + m->pgoff, &vaddr))
+		return NULL;
+	return cfi_lookup(&o->cfi, vaddr);
+}
+
+void walk_dwarf(struct proctab *t, struct proc *p,
+		const struct cpa_raw_sample *s, struct walk_result *r)
+{
+	r->n = 0;
+	r->fp_steps = 0;
+	if (s->n_regs <= CPA_REG_BP || s->stack_len < 8 || !s->stack) {
+		r->end = WALK_NO_SNAPSHOT;
+		if (s->n_regs > CPA_REG_IP && s->regs[CPA_REG_IP])
+			r->ips[r->n++] = s->regs[CPA_REG_IP];
+		return;
+	}
+	struct snapshot ss = {
+		.bytes = s->stack,
+		.base = s->regs[CPA_REG_SP],
+		.end = s->regs[CPA_REG_SP] + s->stack_len,
+		.cut = (s->flags & CPA_RAW_USER_TRUNCATED) != 0,
+	};
+	if (ss.end < ss.base) {
+		r->end = WALK_BAD_STACK;
+		return;
+	}
+	uint64_t ip = s->regs[CPA_REG_IP];
+	uint64_t sp = s->regs[CPA_REG_SP];
+	uint64_t bp = s->regs[CPA_REG_BP];
+	bool bp_known = true;
+	bool exact = true;	/* ip is the PC itself, not a return address */
+	uint8_t why = WALK_DEPTH;
+
+	while (r->n < WALK_MAX_FRAMES) {
+		/* A return address points after the call, possibly past the
+		 * end of the caller's function: look up the call itself. */
+		uint64_t pc = exact ? ip : ip - 1;
+		const struct cfi_row *row = row_for(t, p, pc, &why);
+		uint64_t cfa, ra;
+
+		/* The sampled PC is always shown; a recovered return address
+		 * outside every mapping is garbage, not a frame. */
+		if (why == WALK_NO_MAPPING && r->n > 0)
+			break;
+		r->ips[r->n++] = ip;
+
+		if (!row) {
+			if (why == WALK_NO_MAPPING || !bp_known ||
+			    bp < sp || !rd(&ss, bp + 8, &ra, &why))
+				break;
+			uint64_t next_bp;
+			if (!rd(&ss, bp, &next_bp, &why))
+				break;
+			r->fp_steps++;
+			sp = bp + 16;
+			bp = next_bp;
+			exact = false;
+			if (ra == 0) {
+				why = WALK_RA_ZERO;
+				break;
+			}
+			ip = ra;
+			continue;
+		}
+
+		switch (row->cfa_rule) {
+		case CFI_CFA_SP:
+			cfa = sp + (int64_t)row->cfa_off;
+			break;
+		case CFI_CFA_BP:
+			if (!bp_known) {
+				why = WALK_UNSUPPORTED;
+				goto out;
+			}
+			cfa = bp + (int64_t)row->cfa_off;
+			break;
+		case CFI_CFA_DEREF_SP:
+			if (!rd(&ss, sp + (int64_t)row->cfa_off, &cfa, &why))
+				goto out;
+			break;
+		case CFI_CFA_PLT:
+			cfa = sp + (int64_t)row->cfa_off +
+			      ((ip & 15) >= (uint64_t)(row->flags >> 4) ? 8 : 0);
+			break;
+		default:
+			why = WALK_UNSUPPORTED;
+			goto out;
+		}
+
+		switch (row->ra_rule) {
+		case CFI_REG_UNDEFINED:
+			why = WALK_OUTERMOST;
+			goto out;
+		case CFI_REG_AT_CFA:
+			if (!rd(&ss, cfa + (int64_t)row->ra_off, &ra, &why))
+				goto out;
+			break;
+		case CFI_REG_AT_SP:
+			if (!rd(&ss, sp + (int64_t)row->ra_off, &ra, &why))
+				goto out;
+			break;
+		default:
+			why = WALK_UNSUPPORTED;
+			goto out;
+		}
+
+		switch (row->bp_rule) {
+		case CFI_REG_SAME:
+			break;
+		case CFI_REG_AT_CFA:
+			bp_known = rd(&ss, cfa + (int64_t)row->bp_off, &bp, &why);
+			break;
+		case CFI_REG_AT_SP:
+			bp_known = rd(&ss, sp + (int64_t)row->bp_off, &bp, &why);
+			break;
+		default:
+			bp_known = false;
+			break;
+		}
+
+		if (ra == 0) {
+			why = WALK_RA_ZERO;
+			break;
+		}
+		bool signal = row->flags & CFI_ROW_SIGNAL;
+		if (cfa <= sp && !signal) {
+			why = WALK_NO_PROGRESS;
+			break;
+		}
+		sp = cfa;
+		ip = ra;
+		exact = signal;
+		why = WALK_DEPTH;
+	}
+out:
+	r->end = why;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The DWARF walker: recovers a user call chain from the registers and the
+ * stack snapshot of a raw sample, using each object's compiled CFI table.
+ * Where no CFI covers a PC (JIT code, objects without unwind tables) it
+ * takes one frame-pointer step if rbp points into the snapshot.
+ *
+ * After the objects of a process are loaded, a walk reads only the
+ * snapshot and the tables: no system call, no libdw, no allocation.
+ */
+#ifndef CPA_UNWIND_WALK_H
+#define CPA_UNWIND_WALK_H
+
+#include <stdint.h>
+
+#include "proc.h"
+#include "stream.h"
+
+#define WALK_MAX_FRAMES 1024
+
+/* Why a walk stopped. The first two mean the chain is whole. */
+enum walk_end {
+	WALK_OUTERMOST = 0,	/* CFI says the return address is undefined */
+	WALK_RA_ZERO,		/* return address 0: end of chain */
+	WALK_TRUNCATED,		/* needed stack beyond the snapshot */
+	WALK_NO_SNAPSHOT,	/* the sample has no registers or stack */
+	WALK_NO_MAPPING,	/* PC in no executable mapping */
+	WALK_NO_CFI,		/* no CFI for the PC and no usable rbp */
+	WALK_UNSUPPORTED,	/* CFI rule cpa-unwind does not implement */
+	WALK_BAD_STACK,		/* a rule pointed outside the snapshot */
+	WALK_NO_PROGRESS,	/* the stack pointer did not move up */
+	WALK_DEPTH,		/* WALK_MAX_FRAMES reached */
+	WALK_END_COUNT
+};
+
+struct walk_result {
+	uint64_t ips[WALK_MAX_FRAMES];	/* leaf first; ips[0] is the PC */
+	uint32_t n;
+	uint32_t fp_steps;	/* frames taken by the rbp fallback */
+	uint8_t end;		/* enum walk_end */
+};
+
+static inline bool walk_complete(const struct walk_result *r)
+{
+	return r->end == WALK_OUTERMOST || r->end == WALK_RA_ZERO;
+}
+
+const char *walk_end_name(unsigned end);
+
+/* Walks the user stack of s in process p. */
+void walk_dwarf(struct proctab *t, struct proc *p,
+		const struct cpa_raw_sample *s, struct walk_result *r);
+
+#endif
