@@ -1,1 +1,5 @@
-EXTRA_DIST += docs/stream-format.md docs/architecture.md
+# docs/: formats, design notes and man pages. Tool-specific pages are listed
+# by their tool's local.mk.
+EXTRA_DIST += docs/stream-format.md docs/architecture.md docs/security.md \
+	docs/options.md
+dist_man1_MANS += docs/man/cpa.1
