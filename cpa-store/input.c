@@ -140,6 +140,14 @@ static int next_stream(struct input *in, struct in_sample *s)
 			in->lost += l.count;
 			break;
 		}
+		case CPA_REC_RESET:
+			if (rec.len) {
+				cpa_err("%s: byte %llu: reset record: length %u, "
+					"expected 0", in->name,
+					(unsigned long long)rec.offset, rec.len);
+				return -1;
+			}
+			return INPUT_RESET;
 		case CPA_REC_RAW_SAMPLE:
 			cpa_err("%s: byte %llu: raw sample: cpa-store keeps "
 				"symbolized samples, pipe through cpa-unwind "
@@ -234,6 +242,12 @@ int input_next(struct input *in, struct in_sample *s)
 	if (in->eof)
 		return 0;
 	return in->folded ? next_folded(in, s) : next_stream(in, s);
+}
+
+void input_apply_reset(struct input *in)
+{
+	cpa_dict_free(&in->dict);
+	cpa_dict_init(&in->dict);
 }
 
 const char *input_string(const struct input *in, uint32_t id, uint32_t *len)

@@ -54,6 +54,11 @@ void input_open(struct input *in, int fd, const char *name,
 bool input_ready(const struct input *in);
 /* 1 with *s filled, 0 at the end of input, -1 on bad input (reported). */
 int input_next(struct input *in, struct in_sample *s);
+/* input_next() returns INPUT_RESET at a RESET record: the stream's
+ * dictionaries start over. The caller stores what holds the old ids, then
+ * calls input_apply_reset(). */
+#define INPUT_RESET 2
+void input_apply_reset(struct input *in);
 const char *input_string(const struct input *in, uint32_t id,
 			 uint32_t *len);
 const uint32_t *input_stack(const struct input *in, uint32_t id,

@@ -32,13 +32,4 @@ TESTS += tests/unit/store_test tests/bats/store.bats \
 check_PROGRAMS += tests/fuzz/store_replay
 tests_fuzz_store_replay_SOURCES = tests/fuzz/store_fuzz.c tests/fuzz/replay.c
 tests_fuzz_store_replay_LDADD = lib/libcpa.a $(ZSTD_LIBS) $(M_LIBS)
-fuzz: fuzz-store
-fuzz-store: $(BUILT_SOURCES)
-	@echo "  FUZZ     store ($(FUZZ_SECONDS)s)"
-	@$(CLANG) $(FUZZ_CFLAGS) $(srcdir)/tests/fuzz/store_fuzz.c \
-		$(filter %.c,$(addprefix $(srcdir)/,$(lib_libcpa_a_SOURCES))) \
-		$(LIBS_FOR_FUZZ) -o tests/fuzz/store_fuzz
-	@mkdir -p tests/fuzz/new-store
-	tests/fuzz/store_fuzz -max_total_time=$(FUZZ_SECONDS) \
-		tests/fuzz/new-store $(srcdir)/tests/fuzz/corpus/store
-.PHONY: fuzz-store
+FUZZ_TARGETS += store

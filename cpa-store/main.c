@@ -145,6 +145,30 @@ static void counters_update(struct counters *c, const struct input *in,
 	*c->dropped = b->dropped_samples;
 }
 
+/*
+ * The input's dictionaries start over. Every open window names samples by
+ * the old ids, so they are all stored now; what cannot be written (a full
+ * disk) would be mislabelled later and is dropped, counted.
+ */
+static void restart_ids(struct store *st, struct input *in,
+			struct windows *ws, struct backlog *b,
+			const struct store_opts *o)
+{
+	windows_close_all(ws);
+	if (!flush(st, in, ws, b, o) && b->n) {
+		size_t samples = 0;
+		for (size_t i = 0; i < b->n; i++)
+			samples += b->w[i]->samples;
+		b->dropped_windows += b->n;
+		b->dropped_samples += samples;
+		cpa_warn("dictionary reset while writing fails: dropped %zu "
+			 "windows (%zu samples)", b->n, samples);
+		drop_written(b, b->n);
+	}
+	store_forget_input_ids(st);
+	input_apply_reset(in);
+}
+
 static void sync_store(struct store *st)
 {
 	int r = store_sync(st);
@@ -203,6 +227,10 @@ int main(int argc, char **argv)
 			for (int k = 0; k < 4096; k++) {
 				struct in_sample s;
 				int r = input_next(&in, &s);
+				if (r == INPUT_RESET) {
+					restart_ids(&st, &in, &ws, &b, &o);
+					continue;
+				}
 				if (r <= 0) {
 					status = r < 0 ? CPA_EXIT_FAILURE : 0;
 					done = true;

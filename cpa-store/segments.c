@@ -229,6 +229,11 @@ static void close_current(struct store *st)
 	st->cur = NULL;
 	st->cover_to = 0;
 	/* Ids of the next segment start again from 1. */
+	store_forget_input_ids(st);
+}
+
+void store_forget_input_ids(struct store *st)
+{
 	if (st->str_map)
 		memset(st->str_map, 0, st->str_map_n * sizeof(*st->str_map));
 	if (st->stk_map)

@@ -54,6 +54,9 @@ int store_write(struct store *st, struct input *in, struct window **w,
 		size_t n, size_t *written, char *err, size_t errlen);
 /* Makes everything written so far durable. 0 or -errno. */
 int store_sync(struct store *st);
+/* Forgets the input's ids (its dictionaries started over); the segment's
+ * own dictionary stays. */
+void store_forget_input_ids(struct store *st);
 /* Deletes segments past --retain or beyond --max-size, oldest first. */
 void store_retention(struct store *st, uint64_t now_ns);
 uint64_t store_bytes(const struct store *st);

@@ -77,3 +77,27 @@ cpu_ms() {	# utime + stime of a process, in ms
 	grep -q '^chain_nofp;.*hot_leaf [0-9]*$' "$T/nofp.folded"
 	! grep -qE '(^|;)0x[0-9a-f]+(;| )' "$T/nofp.folded"
 }
+
+@test "a dictionary reset (cpa-unwind --max-dict) changes nothing downstream" {
+	start_workload "$T/a.out" "$WL/chain_fp" --seconds 8
+	start_workload "$T/b.out" "$WL/chain_nofp" --seconds 8 --threads 1
+	cpa-capture --duration 2 >"$T/rec.cpa"
+	cpa-unwind <"$T/rec.cpa" >"$T/plain.cpa"
+	# A bound of one byte starts the dictionaries over after every sample.
+	cpa-unwind --max-dict 1 <"$T/rec.cpa" >"$T/reset.cpa"
+	resets=$("$CPA_BUILDDIR/tests/tools/cpa-dump" "$T/reset.cpa" | grep -c '^reset$')
+	samples=$("$CPA_BUILDDIR/tests/tools/cpa-dump" "$T/reset.cpa" | grep -c '^sample ')
+	echo "resets $resets, samples $samples"
+	[ "$samples" -ge 50 ]
+	[ "$resets" -eq "$samples" ]
+	# render and store see the same profile either way
+	cpa-render --format folded <"$T/plain.cpa" | sort >"$T/plain.folded"
+	cpa-render --format folded <"$T/reset.cpa" | sort >"$T/reset.folded"
+	[ "$(wc -l <"$T/plain.folded")" -ge 2 ]
+	cmp "$T/plain.folded" "$T/reset.folded"
+	cpa-store --dir "$T/s1" <"$T/plain.cpa"
+	cpa-store --dir "$T/s2" <"$T/reset.cpa"
+	cpa-query --dir "$T/s1" --from @0 --to now --labels comm,tid | sort >"$T/q1"
+	cpa-query --dir "$T/s2" --from @0 --to now --labels comm,tid | sort >"$T/q2"
+	cmp "$T/q1" "$T/q2"
+}
