@@ -567,7 +567,7 @@ int bpf_backend_open(const struct capture_config *config,
 	}
 	if (cfg->offcpu)
 		kstack_trim_init();
-	if (cfg->stats || cfg->stats_file || cfg->stats_interval_ns) {
+	if (cfg->stats || cfg->selfstats.file || cfg->selfstats.interval_ns) {
 		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (stats_fd < 0)
 			stats_fd = -1;

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "cpuset.h"
+#include "selfstats.h"
 #include "stream.h"
 
 #define CAPTURE_DEFAULT_FREQ 49
@@ -89,8 +90,7 @@ struct capture_config {
 
 	bool irqoff;
 	bool stats;
-	const char *stats_file;		/* self statistics, lib/selfstats.h */
-	uint64_t stats_interval_ns;
+	struct cpa_selfstats_opts selfstats;	/* --stats-file/-interval */
 };
 
 /* options.c */

@@ -173,7 +173,7 @@ int main(int argc, char **argv)
 	cpa_options_init(argv[0]);
 	capture_parse_options(argc, argv, &cfg);
 	setup_signals();
-	cpa_selfstats_init(cfg.stats_file, cfg.stats_interval_ns);
+	cpa_selfstats_init(cfg.selfstats.file, cfg.selfstats.interval_ns);
 	capture_probe_features(&f);
 	/* inputs first: a bad filter or probe fails before anything runs */
 	check_tasks_exist(&cfg);
@@ -217,7 +217,7 @@ int main(int argc, char **argv)
 
 	/* the BPF programs' CPU time is spent on the sampled CPUs, outside
 	 * this process: report it next to the process's own */
-	if (cfg.stats_file || cfg.stats_interval_ns)
+	if (cfg.selfstats.file || cfg.selfstats.interval_ns)
 		bpf_ns = cpa_stat("bpf_run_ns");
 	deadline = cfg.duration_ns ? mono_now_ns() + cfg.duration_ns : 0;
 	while (!capture_stop) {
@@ -261,7 +261,7 @@ int main(int argc, char **argv)
 		print_stats(&b, (mono_now_ns() - start) / 1e9);
 	if (bpf_ns)
 		*bpf_ns = b.bpf_run_ns();
-	if (cfg.stats_file)
+	if (cfg.selfstats.file)
 		cpa_selfstats_report();
 	cpa_selfstats_fini();
 	b.close();

@@ -11,6 +11,7 @@
 #include "cpa-capture.h"
 #include "log.h"
 #include "options.h"
+#include "selfstats.h"
 
 enum {
 	OPT_STACK_SIZE = 0x100,
@@ -27,8 +28,6 @@ enum {
 	OPT_PROBE_RATE,
 	OPT_IRQOFF,
 	OPT_STATS,
-	OPT_STATS_FILE,
-	OPT_STATS_INTERVAL,
 	OPT_FORCE_USER_STACKS,
 	OPT_INCLUDE_IDLE,
 	OPT_RINGBUF_SIZE,
@@ -116,11 +115,6 @@ static const struct argp_option opts[] = {
 	{ "stats", OPT_STATS, NULL, 0,
 	  "print samples/s, drops and the BPF programs' run time to stderr "
 	  "at the end", 5 },
-	{ "stats-file", OPT_STATS_FILE, "FILE", 0,
-	  "keep self statistics in FILE (key=value, replaced atomically)", 5 },
-	{ "stats-interval", OPT_STATS_INTERVAL, "DURATION", 0,
-	  "report self statistics every DURATION (one line on stderr, and "
-	  "FILE); SIGUSR1 reports at once", 5 },
 	{ "verbose", 'v', NULL, 0, "print debug messages", 5 },
 	{},
 };
@@ -266,15 +260,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_STATS:
 		cfg->stats = true;
 		break;
-	case OPT_STATS_FILE:
-		if (!*arg)
-			cpa_die_usage("invalid --stats-file '': expected a file "
-				      "name");
-		cfg->stats_file = arg;
-		break;
-	case OPT_STATS_INTERVAL:
-		cfg->stats_interval_ns =
-			cpa_opt_duration_ns("--stats-interval", arg);
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &cfg->selfstats;
 		break;
 	case 'v':
 		cpa_set_verbose(true);
@@ -290,8 +277,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 void capture_parse_options(int argc, char **argv, struct capture_config *cfg)
 {
+	static const struct argp_child children[] = {
+		{ &cpa_selfstats_argp, 0, NULL, 5 },
+		{ 0 }
+	};
 	static const struct argp argp = {
 		.options = opts, .parser = parse_opt, .doc = doc,
+		.children = children,
 	};
 
 	memset(cfg, 0, sizeof(*cfg));

@@ -201,7 +201,7 @@ int main(int argc, char **argv)
 	windows_init(&ws, o.interval_ns, o.grace_ns);
 	struct backlog b = {0};
 	struct counters c;
-	cpa_selfstats_init(o.stats_file, o.stats_interval_ns);
+	cpa_selfstats_init(o.selfstats.file, o.selfstats.interval_ns);
 	counters_init(&c);
 
 	size_t per_block = (size_t)(o.flush_ns / o.interval_ns);
@@ -268,7 +268,7 @@ int main(int argc, char **argv)
 	store_retention(&st, store_now_ns());
 
 	counters_update(&c, &in, &st, &b);
-	if (o.stats || o.stats_file)
+	if (o.stats || o.selfstats.file)
 		cpa_selfstats_report();
 	cpa_selfstats_fini();
 	input_close(&in);

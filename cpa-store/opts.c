@@ -7,11 +7,11 @@
 #include "options.h"
 #include "timeparse.h"
 #include "opts.h"
+#include "selfstats.h"
 
 enum {
 	OPT_INTERVAL = 0x100, OPT_SEGMENT, OPT_FLUSH, OPT_GRACE, OPT_RETAIN,
-	OPT_MAX_SIZE, OPT_BACKLOG, OPT_TIME, OPT_STATS, OPT_STATS_FILE,
-	OPT_STATS_INTERVAL,
+	OPT_MAX_SIZE, OPT_BACKLOG, OPT_TIME, OPT_STATS,
 };
 
 static const char doc[] =
@@ -47,10 +47,6 @@ static const struct argp_option options[] = {
 	{"time", OPT_TIME, "TIME", 0,
 	 "Time stamp of folded text input (default now)", 0},
 	{"stats", OPT_STATS, NULL, 0, "Print totals on stderr at exit", 0},
-	{"stats-file", OPT_STATS_FILE, "FILE", 0, "Keep self statistics "
-	 "(key=value) in FILE, rewritten at every report", 0},
-	{"stats-interval", OPT_STATS_INTERVAL, "DURATION", 0, "Report self "
-	 "statistics this often (also on SIGUSR1)", 0},
 	{"verbose", 'v', NULL, 0, "Log segments created, recovered and "
 	 "deleted", 0},
 	{0},
@@ -100,12 +96,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_STATS:
 		o->stats = true;
 		break;
-	case OPT_STATS_FILE:
-		o->stats_file = arg;
-		break;
-	case OPT_STATS_INTERVAL:
-		o->stats_interval_ns = cpa_opt_duration_ns("--stats-interval",
-							   arg);
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &o->selfstats;
 		break;
 	case 'v':
 		cpa_set_verbose(true);
@@ -148,8 +140,12 @@ void store_opts_parse(struct store_opts *o, int argc, char **argv)
 	o->retain_ns = 7 * 86400 * CPA_NSEC_PER_SEC;
 	o->max_size = 2ull << 30;
 	o->backlog_max = 64ull << 20;
+	static const struct argp_child children[] = {
+		{&cpa_selfstats_argp, 0, NULL, 0},
+		{0},
+	};
 	static const struct argp argp = {options, parse_opt, NULL, doc,
-					 NULL, NULL, NULL};
+					 children, NULL, NULL};
 	argp_parse(&argp, argc, argv, 0, NULL, o);
 	if (o->segment_ns < o->interval_ns ||
 	    o->segment_ns % o->interval_ns)

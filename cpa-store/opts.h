@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "selfstats.h"
+
 struct store_opts {
 	const char *dir;
 	uint64_t interval_ns;	/* window length */
@@ -17,8 +19,7 @@ struct store_opts {
 	uint64_t backlog_max;	/* bytes held while writes fail */
 	uint64_t folded_time_ns;	/* time stamp of folded input lines */
 	bool stats;		/* report at exit */
-	const char *stats_file;	/* lib/selfstats.h */
-	uint64_t stats_interval_ns;
+	struct cpa_selfstats_opts selfstats;	/* lib/selfstats.h */
 };
 
 /* Parses argv; exits 2 on a bad option. */

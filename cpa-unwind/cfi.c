@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cfi.h"
+#include "leb128.h"
 #include "cfi_exec.h"
 
 #define REG_RBP 6
@@ -57,40 +58,6 @@ static void vec_push(struct row_vec *rv, uint64_t pc,
 
 /* ---- FDE address decoding --------------------------------------------- */
 
-static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	for (unsigned shift = 0; *p < end; shift += 7) {
-		uint8_t b = *(*p)++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	uint64_t r = 0;
-	unsigned shift = 0;
-	while (*p < end) {
-		uint8_t b = *(*p)++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				r |= ~(uint64_t)0 << shift;
-			*v = (int64_t)r;
-			return true;
-		}
-	}
-	return false;
-}
-
 static uint64_t get_le(const uint8_t *p, unsigned n)
 {
 	uint64_t v = 0;
@@ -124,12 +91,12 @@ static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc,
 	case DW_EH_PE_sdata4: n = 4; sign = true; break;
 	case DW_EH_PE_sdata8: n = 8; break;
 	case DW_EH_PE_uleb128:
-		if (!read_uleb(p, end, &v))
+		if (!cpa_uleb128(p, end, &v))
 			return false;
 		break;
 	case DW_EH_PE_sleb128: {
 		int64_t s;
-		if (!read_sleb(p, end, &s))
+		if (!cpa_sleb128(p, end, &s))
 			return false;
 		v = (uint64_t)s;
 		break;
@@ -439,7 +406,7 @@ static long compile_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 		uint64_t aug_len = 0;
 		struct cfi_row gap = { 0 };
 		if (engine == CFI_ENGINE_FAST &&
-		    (!info.has_z || (read_uleb(&p, end, &aug_len) &&
+		    (!info.has_z || (cpa_uleb128(&p, end, &aug_len) &&
 				     aug_len <= (uint64_t)(end - p))) &&
 		    cfi_exec_fde(&info, p + aug_len, end, lo, hi, emit_row,
 				 rv) == 0) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cfi_exec.h"
+#include "leb128.h"
 
 #define REG_RBP 6
 #define REG_RSP 7
@@ -31,40 +32,6 @@ struct pending {
 	uint64_t pc;
 	struct cfi_row row;
 };
-
-static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	for (unsigned shift = 0; *p < end; shift += 7) {
-		uint8_t b = *(*p)++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	uint64_t r = 0;
-	unsigned shift = 0;
-	while (*p < end) {
-		uint8_t b = *(*p)++;
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				r |= ~(uint64_t)0 << shift;
-			*v = (int64_t)r;
-			return true;
-		}
-	}
-	return false;
-}
 
 static bool fits16(int64_t v)
 {
@@ -204,7 +171,7 @@ static bool run(struct exec *x, const uint8_t *p, const uint8_t *end)
 				return false;
 			continue;
 		case DW_CFA_offset:
-			if (!uleb(&p, end, &u))
+			if (!cpa_uleb128(&p, end, &u))
 				return false;
 			set_rule(x, op & 0x3f, R_OFFSET, (int64_t)u * daf);
 			continue;
@@ -235,22 +202,22 @@ static bool run(struct exec *x, const uint8_t *p, const uint8_t *end)
 			p += 4;
 			break;
 		case DW_CFA_offset_extended:
-			if (!uleb(&p, end, &reg) || !uleb(&p, end, &u))
+			if (!cpa_uleb128(&p, end, &reg) || !cpa_uleb128(&p, end, &u))
 				return false;
 			set_rule(x, reg, R_OFFSET, (int64_t)u * daf);
 			break;
 		case DW_CFA_offset_extended_sf:
-			if (!uleb(&p, end, &reg) || !sleb(&p, end, &s))
+			if (!cpa_uleb128(&p, end, &reg) || !cpa_sleb128(&p, end, &s))
 				return false;
 			set_rule(x, reg, R_OFFSET, s * daf);
 			break;
 		case DW_CFA_GNU_negative_offset_extended:
-			if (!uleb(&p, end, &reg) || !uleb(&p, end, &u))
+			if (!cpa_uleb128(&p, end, &reg) || !cpa_uleb128(&p, end, &u))
 				return false;
 			set_rule(x, reg, R_OFFSET, -(int64_t)u * daf);
 			break;
 		case DW_CFA_restore_extended:
-			if (!uleb(&p, end, &reg))
+			if (!cpa_uleb128(&p, end, &reg))
 				return false;
 		restore: {
 			struct reg_rule *r = tracked(&x->s, reg, x->cie->ra_reg);
@@ -260,27 +227,27 @@ static bool run(struct exec *x, const uint8_t *p, const uint8_t *end)
 			break;
 		}
 		case DW_CFA_undefined:
-			if (!uleb(&p, end, &reg))
+			if (!cpa_uleb128(&p, end, &reg))
 				return false;
 			set_rule(x, reg, R_UNDEF, 0);
 			break;
 		case DW_CFA_same_value:
-			if (!uleb(&p, end, &reg))
+			if (!cpa_uleb128(&p, end, &reg))
 				return false;
 			set_rule(x, reg, R_SAME, 0);
 			break;
 		case DW_CFA_register:
-			if (!uleb(&p, end, &reg) || !uleb(&p, end, &u))
+			if (!cpa_uleb128(&p, end, &reg) || !cpa_uleb128(&p, end, &u))
 				return false;
 			set_rule(x, reg, R_OTHER, 0);
 			break;
 		case DW_CFA_val_offset:
-			if (!uleb(&p, end, &reg) || !uleb(&p, end, &u))
+			if (!cpa_uleb128(&p, end, &reg) || !cpa_uleb128(&p, end, &u))
 				return false;
 			set_rule(x, reg, R_OTHER, 0);
 			break;
 		case DW_CFA_val_offset_sf:
-			if (!uleb(&p, end, &reg) || !sleb(&p, end, &s))
+			if (!cpa_uleb128(&p, end, &reg) || !cpa_sleb128(&p, end, &s))
 				return false;
 			set_rule(x, reg, R_OTHER, 0);
 			break;
@@ -298,35 +265,35 @@ static bool run(struct exec *x, const uint8_t *p, const uint8_t *end)
 			break;
 		}
 		case DW_CFA_def_cfa:
-			if (!uleb(&p, end, &reg) || !uleb(&p, end, &u))
+			if (!cpa_uleb128(&p, end, &reg) || !cpa_uleb128(&p, end, &u))
 				return false;
 			x->s.cfa_reg = reg;
 			x->s.cfa_off = (int64_t)u;
 			break;
 		case DW_CFA_def_cfa_sf:
-			if (!uleb(&p, end, &reg) || !sleb(&p, end, &s))
+			if (!cpa_uleb128(&p, end, &reg) || !cpa_sleb128(&p, end, &s))
 				return false;
 			x->s.cfa_reg = reg;
 			x->s.cfa_off = s * daf;
 			break;
 		case DW_CFA_def_cfa_register:
-			if (!uleb(&p, end, &reg))
+			if (!cpa_uleb128(&p, end, &reg))
 				return false;
 			x->s.cfa_reg = reg;
 			break;
 		case DW_CFA_def_cfa_offset:
-			if (!uleb(&p, end, &u))
+			if (!cpa_uleb128(&p, end, &u))
 				return false;
 			x->s.cfa_off = (int64_t)u;
 			break;
 		case DW_CFA_def_cfa_offset_sf:
-			if (!sleb(&p, end, &s))
+			if (!cpa_sleb128(&p, end, &s))
 				return false;
 			x->s.cfa_off = s * daf;
 			break;
 		case DW_CFA_expression:
 		case DW_CFA_val_expression:
-			if (!uleb(&p, end, &reg) || !uleb(&p, end, &u2) ||
+			if (!cpa_uleb128(&p, end, &reg) || !cpa_uleb128(&p, end, &u2) ||
 			    u2 > (uint64_t)(end - p))
 				return false;
 			if (tracked(&x->s, reg, x->cie->ra_reg))
@@ -334,7 +301,7 @@ static bool run(struct exec *x, const uint8_t *p, const uint8_t *end)
 			p += u2;
 			break;
 		case DW_CFA_GNU_args_size:
-			if (!uleb(&p, end, &u))
+			if (!cpa_uleb128(&p, end, &u))
 				return false;
 			break;
 		default:

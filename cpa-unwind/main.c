@@ -36,15 +36,12 @@ enum {
 	OPT_UNWIND,
 	OPT_KALLSYMS,
 	OPT_INLINE,
-	OPT_STATS_FILE,
-	OPT_STATS_INTERVAL,
 };
 
 struct args {
 	struct unwind_opts u;
 	bool folded, stats;
-	const char *stats_file;
-	uint64_t stats_interval_ns;
+	struct cpa_selfstats_opts selfstats;
 	struct cpa_labels labels;
 	const char *input;
 };
@@ -89,11 +86,6 @@ static const struct argp_option options[] = {
 	  "Kernel symbols from FILE instead of /proc/kallsyms", 0 },
 	{ "stats", OPT_STATS, NULL, 0,
 	  "Print unwinding statistics to stderr at the end", 0 },
-	{ "stats-file", OPT_STATS_FILE, "FILE", 0,
-	  "Keep self statistics in FILE (key=value, replaced atomically)", 0 },
-	{ "stats-interval", OPT_STATS_INTERVAL, "DURATION", 0,
-	  "Report self statistics every DURATION (one line on stderr, and "
-	  "FILE); SIGUSR1 reports at once", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more on stderr", 0 },
 	{ 0 }
 };
@@ -153,12 +145,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_STATS:
 		a->stats = true;
 		break;
-	case OPT_STATS_FILE:
-		a->stats_file = arg;
-		break;
-	case OPT_STATS_INTERVAL:
-		a->stats_interval_ns = cpa_opt_duration_ns("--stats-interval",
-							   arg);
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->selfstats;
 		break;
 	case 'v':
 		cpa_set_verbose(true);
@@ -198,8 +186,12 @@ static uint64_t mono_ns(void)
 
 int main(int argc, char **argv)
 {
+	static const struct argp_child children[] = {
+		{ &cpa_selfstats_argp, 0, NULL, 0 },
+		{ 0 }
+	};
 	static const struct argp argp = { options, parse_opt, "[FILE]", doc,
-					  NULL, NULL, NULL };
+					  children, NULL, NULL };
 	struct args a = {
 		.u = {
 			.mode = UNWIND_BEST,
@@ -236,14 +228,14 @@ int main(int argc, char **argv)
 		cpa_die("<stdout>: %s", strerror(-rc));
 	struct unwinder *u = cpa_calloc(1, sizeof(*u));
 	unwinder_init(u, &a.u, &out);
-	cpa_selfstats_init(a.stats_file, a.stats_interval_ns);
+	cpa_selfstats_init(a.selfstats.file, a.selfstats.interval_ns);
 	stats_publish_init();
 
 	int status = unwind_stream(u, &out, &r, name);
 	if (a.stats)
 		stats_print(stderr, u, mono_ns());
 	stats_publish(u);
-	if (a.stats_file)
+	if (a.selfstats.file)
 		cpa_selfstats_report();
 	cpa_selfstats_fini();
 	unwinder_free(u);

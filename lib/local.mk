@@ -12,5 +12,5 @@ lib_libcpa_a_SOURCES = \
 	lib/log.c lib/log.h \
 	lib/options.c lib/options.h \
 	lib/timeparse.c lib/timeparse.h \
-	lib/cpuset.c lib/cpuset.h \
+	lib/cpuset.c lib/cpuset.h lib/leb128.h \
 	lib/selfstats.c lib/selfstats.h

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "options.h"
 #include "selfstats.h"
 #include "timeparse.h"
 
@@ -27,6 +28,39 @@ static uint64_t spare;		/* sink when the table is full */
 static volatile sig_atomic_t report_due;
 static char *stats_file;
 static uint64_t start_ns, last_ns, last_cpu_us;
+
+enum { OPT_STATS_FILE = 0x5f00, OPT_STATS_INTERVAL };
+
+static const struct argp_option selfstats_options[] = {
+	{ "stats-file", OPT_STATS_FILE, "FILE", 0,
+	  "Keep self statistics in FILE (key=value lines, replaced "
+	  "atomically at every report; read by cpa status)", 0 },
+	{ "stats-interval", OPT_STATS_INTERVAL, "DURATION", 0,
+	  "Report self statistics every DURATION: one line on stderr, and "
+	  "FILE (SIGUSR1 reports at once)", 0 },
+	{ 0 }
+};
+
+static error_t parse_selfstats(int key, char *arg, struct argp_state *state)
+{
+	struct cpa_selfstats_opts *o = state->input;
+	switch (key) {
+	case OPT_STATS_FILE:
+		if (!*arg)
+			cpa_die_usage("invalid --stats-file '': expected a file "
+				      "name");
+		o->file = arg;
+		return 0;
+	case OPT_STATS_INTERVAL:
+		o->interval_ns = cpa_opt_duration_ns("--stats-interval", arg);
+		return 0;
+	}
+	return ARGP_ERR_UNKNOWN;
+}
+
+const struct argp cpa_selfstats_argp = {
+	.options = selfstats_options, .parser = parse_selfstats,
+};
 
 static void on_signal(int sig)
 {

@@ -9,7 +9,17 @@
 #ifndef CPA_SELFSTATS_H
 #define CPA_SELFSTATS_H
 
+#include <argp.h>
 #include <stdint.h>
+
+/* --stats-file FILE and --stats-interval DURATION, the same in every tool:
+ * add cpa_selfstats_argp as an argp child and hand it a struct
+ * cpa_selfstats_opts in ARGP_KEY_INIT (state->child_inputs[i]). */
+struct cpa_selfstats_opts {
+	const char *file;	/* NULL: no file */
+	uint64_t interval_ns;	/* 0: only on SIGUSR1 */
+};
+extern const struct argp cpa_selfstats_argp;
 
 /* Installs the SIGUSR1 handler and the interval timer (0: none). file may
  * be NULL. Call once, after option parsing. */
