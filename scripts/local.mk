@@ -7,9 +7,11 @@ EXTRA_DIST += scripts/quickstart scripts/check scripts/install-deps \
 cpaconfdir = $(sysconfdir)/cpa
 dist_cpaconf_DATA = scripts/cpa.conf
 systemdunitdir = $(prefix)/lib/systemd/system
-systemdunit_DATA = scripts/gen/cpa.service
-scripts/gen/cpa.service: scripts/cpa.service Makefile
-	$(AM_V_GEN)$(MKDIR_P) scripts/gen && \
+# The unit names the installed paths, so it is written at install time:
+# `make install prefix=...` then points it at that prefix.
+install-data-local:
+	$(MKDIR_P) '$(DESTDIR)$(systemdunitdir)'
 	sed -e 's|@bindir[@]|$(bindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
-		$(srcdir)/scripts/cpa.service > $@
-CLEANFILES += scripts/gen/cpa.service
+		$(srcdir)/scripts/cpa.service > '$(DESTDIR)$(systemdunitdir)/cpa.service'
+uninstall-local:
+	rm -f '$(DESTDIR)$(systemdunitdir)/cpa.service'
