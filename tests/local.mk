@@ -70,3 +70,11 @@ fuzz: $(BUILT_SOURCES)
 LIBS_FOR_FUZZ = $(LIBBPF_LIBS) $(LIBELF_LIBS) $(LIBDW_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(M_LIBS) $(ZLIB_LIBS)
 .PHONY: fuzz
 CLEANFILES += tests/fuzz/*_fuzz
+
+# Soak and long fault tests: minutes each, so not in `make check`.
+LONG_TESTS = tests/bats/unwind-soak.bats tests/bats/store-soak.bats \
+	tests/bats/monitor-soak.bats
+EXTRA_DIST += tests/bats/monitor-soak.bats
+check-long: all $(check_PROGRAMS)
+	$(AM_TESTS_ENVIRONMENT) $(BATS) $(addprefix $(srcdir)/,$(LONG_TESTS))
+.PHONY: check-long
