@@ -23,6 +23,7 @@ EXTRA_DIST += docs/capture.md
 dist_man1_MANS += docs/man/cpa-capture.1
 
 # Tests: real BPF capture against workloads with known behaviour.
+dist_check_DATA += tests/bats/capture_helper.bash
 TESTS += tests/bats/capture-options.bats tests/bats/capture.bats \
 	tests/bats/capture-offcpu.bats
 EXTRA_DIST += tests/bats/capture-options.bats tests/bats/capture.bats \

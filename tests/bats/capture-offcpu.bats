@@ -4,34 +4,9 @@
 # number of times. The workloads wait for SIGUSR1 so that every capture is
 # attached before they start; all captures run at once.
 
-load helper
+load capture_helper
 
-dump() { "$CPA_BUILDDIR/tests/tools/cpa-dump" < "$T/$1.cpa"; }
 raw() { dump "$1" | awk '$1 == "raw"'; }
-pidof_wl() { cat "$T/$1.pid"; }
-
-start_bg() {
-	local name=$1; shift
-	"$@" > "$T/$name.out" 2>&1 3>&- &
-	echo $! > "$T/$name.bgpid"
-	wait_for 10 grep -q '^ready ' "$T/$name.out"
-	awk '/^ready /{print $2; exit}' "$T/$name.out" > "$T/$name.pid"
-}
-
-cap() {
-	local name=$1; shift
-	cpa-capture "$@" > "$T/$name.cpa" 2> "$T/$name.err" 3>&- &
-	echo $! > "$T/$name.cpid"
-}
-
-cap_attached() {
-	grep -q '^cpa-capture: kernel ' "$T/$1.err" && return 0
-	if ! kill -0 "$(cat "$T/$1.cpid")" 2>/dev/null; then
-		echo "capture $1 died:" >&2; cat "$T/$1.err" >&2
-		return 2
-	fi
-	return 1
-}
 
 cap_stop() {
 	local rc=0

@@ -4,36 +4,7 @@
 # the workloads and all captures at once (each test asserts on one of
 # them), so the file takes about 15 s however many tests it has.
 
-load helper
-
-dump() { "$CPA_BUILDDIR/tests/tools/cpa-dump" < "$T/$1.cpa"; }
-pidof_wl() { cat "$T/$1.pid"; }
-
-# start_bg NAME CMD...: a workload in the background, waited for "ready"
-start_bg() {
-	local name=$1; shift
-	"$@" > "$T/$name.out" 2>&1 3>&- &
-	echo $! > "$T/$name.bgpid"
-	wait_for 10 grep -q '^ready ' "$T/$name.out"
-	awk '/^ready /{print $2; exit}' "$T/$name.out" > "$T/$name.pid"
-}
-
-# cap NAME ARGS...: cpa-capture in the background, stream in NAME.cpa
-cap() {
-	local name=$1; shift
-	cpa-capture "$@" > "$T/$name.cpa" 2> "$T/$name.err" 3>&- &
-	echo $! > "$T/$name.cpid"
-}
-
-# The feature line is printed once everything is attached.
-cap_attached() {
-	grep -q '^cpa-capture: kernel ' "$T/$1.err" && return 0
-	if ! kill -0 "$(cat "$T/$1.cpid")" 2>/dev/null; then
-		echo "capture $1 died:" >&2; cat "$T/$1.err" >&2
-		return 2
-	fi
-	return 1
-}
+load capture_helper
 
 cap_wait() {
 	local rc=0
