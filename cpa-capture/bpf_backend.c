@@ -124,7 +124,7 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /*
  * Ring buffer size: a quarter second of timer samples at full stack size
- * on every CPU (the reader drains every 100 ms and is woken when the ring
+ * on every CPU (the reader drains every 250 ms and is woken when the ring
  * is half full). Probes and scheduler events come in bursts that no
  * reader keeps up with (a loop of 1000 write()s takes a millisecond), so
  * those modes get room for a burst: 32 MiB holds 1700 probe hits with
@@ -294,10 +294,18 @@ static int attach_offcpu(void)
 	return 0;
 }
 
-static void read_drops(uint64_t now)
+/* One system call per reason, so the counters are read once a second
+ * (and at stop), not every poll cycle; a LOST record is at most that late. */
+#define DROPS_PERIOD_NS CPA_NSEC_PER_SEC
+
+static void read_drops(uint64_t now, bool at_stop)
 {
+	static uint64_t last;
 	int fd = bpf_map__fd(skel->maps.drops);
 
+	if (!at_stop && last && now - last < DROPS_PERIOD_NS)
+		return;
+	last = now;
 	for (uint32_t r = 1; r < DROP_COUNT; r++) {
 		if (bpf_map_lookup_elem(fd, &r, drops_now))
 			continue;
@@ -330,7 +338,7 @@ static void bpf_drain(void)
 {
 	ring_buffer__consume(rb);
 	drain_throttle_rings();
-	read_drops(mono_now_ns());
+	read_drops(mono_now_ns(), false);
 }
 
 /* Off-CPU intervals still open at stop are written with the time so far,
@@ -402,7 +410,7 @@ static void bpf_stop(void)
 	drain_throttle_rings();
 	if (cfg->offcpu)
 		flush_open_intervals();
-	read_drops(mono_now_ns());
+	read_drops(mono_now_ns(), true);
 }
 
 static void print_prog_stats(struct bpf_program *p, double seconds)

@@ -131,15 +131,26 @@ static void push(struct item *it)
 	queue[queue_len++] = it;
 }
 
+/* The snapshot is encoded as it leaves the ring buffer: what is queued
+ * and written is then the short form, usually a tenth of the bytes. */
 void output_queue_sample(const struct cpa_raw_sample *s)
 {
 	struct item *it = cpa_malloc(sizeof(*it) + s->stack_len);
+	size_t stored = 0;
 
 	it->mono_ns = s->time_ns;
 	it->type = CPA_REC_RAW_SAMPLE;
 	it->u.raw = *s;
-	if (s->stack_len)
-		memcpy(it->data, s->stack, s->stack_len);
+	if (s->stack_len && !(s->flags & CPA_RAW_STACK_ZRUNS))
+		stored = cpa_stack_zruns(s->stack, s->stack_len, it->data);
+	if (stored) {
+		it->u.raw.flags |= CPA_RAW_STACK_ZRUNS;
+		it->u.raw.stack_stored = (uint32_t)stored;
+	} else if (s->stack_len) {
+		memcpy(it->data, s->stack, s->flags & CPA_RAW_STACK_ZRUNS ?
+						   s->stack_stored :
+						   s->stack_len);
+	}
 	it->u.raw.stack = it->data;
 	push(it);
 }
@@ -271,6 +282,7 @@ static int reader_gone(void)
 int output_emit(uint64_t cutoff)
 {
 	size_t n = 0, kept = 0;
+	uint64_t before = writer.records;
 	int rc = 0;
 
 	refresh_offset();
@@ -285,10 +297,11 @@ int output_emit(uint64_t cutoff)
 	while (n < queue_len)
 		queue[kept++] = queue[n++];
 	queue_len = kept;
+	/* a write notices a gone reader itself; only an idle cycle asks */
+	if (!rc && writer.records == before)
+		rc = reader_gone();
 	if (!rc)
 		rc = cpa_writer_flush(&writer);
-	if (!rc)
-		rc = reader_gone();
 	return rc;
 }
 

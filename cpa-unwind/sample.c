@@ -60,7 +60,7 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		      char *err, size_t errlen)
 {
 	struct cpa_raw_sample s;
-	if (cpa_decode_raw_sample(rec, &s, err, errlen) < 0)
+	if (cpa_decode_raw_sample(rec, &s, u->snapshot, err, errlen) < 0)
 		return -1;
 	uint64_t t0 = mono_ns();
 	u->now_ns = t0;

@@ -66,6 +66,7 @@ struct unwinder {
 	struct walk_result dwarf;	/* scratch, kept off the stack */
 	uint64_t fp[CPA_MAX_FRAMES];
 	uint32_t frames[CPA_MAX_STACK_DEPTH];
+	uint8_t snapshot[CPA_MAX_STACK_BYTES];	/* decoded from zero runs */
 	struct unwind_stats st;
 };
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "leb128.h"
 #include "log.h"
 #include "stream.h"
 
@@ -177,11 +178,120 @@ static void put_comm(uint8_t *p, const char *comm)
 	memset(p + n, 0, CPA_COMM_LEN - n);
 }
 
+/*
+ * Snapshots are mostly zeros (fresh thread stacks, the unused tail of a
+ * frame, padding), and every byte of one crosses two pipes, so a run of
+ * zero words is stored as its length. A shorter run stays literal: each
+ * run costs two varints.
+ */
+#define ZRUN_MIN_WORDS 4
+
+static inline uint64_t word_at(const uint8_t *p, size_t w)
+{
+	uint64_t v;
+	memcpy(&v, p + 8 * w, 8);
+	return v;
+}
+
+/* The end of the run of zero words starting at word w, four at a time
+ * while it lasts. */
+static size_t zero_run_end(const uint8_t *p, size_t w, size_t nwords)
+{
+	while (w + 4 <= nwords && !(word_at(p, w) | word_at(p, w + 1) |
+				    word_at(p, w + 2) | word_at(p, w + 3)))
+		w += 4;
+	while (w < nwords && !word_at(p, w))
+		w++;
+	return w;
+}
+
+static uint8_t *put_uleb(uint8_t *q, uint64_t v)
+{
+	do {
+		uint8_t b = v & 0x7f;
+		v >>= 7;
+		*q++ = b | (v ? 0x80 : 0);
+	} while (v);
+	return q;
+}
+
+/* Appends the pair (zero words, literal bytes) and the literal bytes, or
+ * returns NULL when that would reach end. */
+static uint8_t *put_run(uint8_t *q, const uint8_t *end, size_t zeros,
+			const uint8_t *lit, size_t n)
+{
+	/* two varints of at most 3 bytes each: a snapshot is <= 64 KiB */
+	if ((size_t)(end - q) <= 6 + n)
+		return NULL;
+	q = put_uleb(q, zeros);
+	q = put_uleb(q, n);
+	memcpy(q, lit, n);
+	return q + n;
+}
+
+size_t cpa_stack_zruns(const uint8_t *src, size_t len, uint8_t *out)
+{
+	const uint8_t *end = out + len;
+	size_t nwords = len / 8, zeros = 0, lit = 0, w = 0;
+	uint8_t *q = out;
+
+	while (w < nwords) {
+		size_t r;
+
+		if (word_at(src, w)) {
+			w++;
+			continue;
+		}
+		r = zero_run_end(src, w, nwords);
+		if (r - w >= ZRUN_MIN_WORDS) {
+			if (zeros || 8 * w > lit) {
+				q = put_run(q, end, zeros, src + lit,
+					    8 * w - lit);
+				if (!q)
+					return 0;
+			}
+			zeros = r - w;
+			lit = 8 * r;
+		}
+		w = r;
+	}
+	q = put_run(q, end, zeros, src + lit, len - lit);
+	return q ? (size_t)(q - out) : 0;
+}
+
+/* The inverse of cpa_stack_zruns: fills out with exactly len bytes, or
+ * returns -1 when in does not decode to that. */
+static int zruns_decode(const uint8_t *in, size_t in_len, uint8_t *out,
+			size_t len)
+{
+	const uint8_t *p = in, *end = in + in_len;
+	size_t pos = 0;
+
+	while (p < end) {
+		uint64_t z, lit;
+
+		if (!cpa_uleb128(&p, end, &z) || !cpa_uleb128(&p, end, &lit))
+			return -1;
+		if (z > (len - pos) / 8)
+			return -1;
+		memset(out + pos, 0, 8 * z);
+		pos += 8 * z;
+		if (lit > len - pos || lit > (size_t)(end - p))
+			return -1;
+		memcpy(out + pos, p, lit);
+		pos += lit;
+		p += lit;
+	}
+	return pos == len ? 0 : -1;
+}
+
 int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 {
 	if (s->n_kernel > CPA_MAX_FRAMES || s->n_user > CPA_MAX_FRAMES ||
 	    s->n_regs > CPA_MAX_REGS || s->stack_len > CPA_MAX_STACK_BYTES ||
-	    (s->stack_len && !s->stack)) {
+	    (s->stack_len && !s->stack) ||
+	    ((s->flags & CPA_RAW_STACK_ZRUNS) &&
+	     (s->stack_stored > s->stack_len || !s->stack))) {
 		if (!w->err)
 			w->err = EINVAL;
 		return -w->err;
@@ -199,7 +309,6 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 	put32(p + 28, s->tid);
 	put32(p + 32, s->cpu);
 	put16(p + 36, s->kind);
-	put16(p + 38, s->flags);
 	put_comm(p + 40, s->comm);
 	put_comm(p + 56, s->pcomm);
 	put16(p + 72, s->n_kernel);
@@ -207,7 +316,6 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 	put16(p + 76, s->n_regs);
 	put16(p + 78, 0);
 	put32(p + 80, s->stack_len);
-	put32(p + 84, 0);
 	uint8_t *q = p + RAW_FIXED;
 	for (unsigned i = 0; i < s->n_kernel; i++, q += 8)
 		put64(q, s->kernel_ips[i]);
@@ -215,8 +323,26 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 		put64(q, s->user_ips[i]);
 	for (unsigned i = 0; i < s->n_regs; i++, q += 8)
 		put64(q, s->regs[i]);
-	if (s->stack_len)
-		memcpy(q, s->stack, s->stack_len);
+	uint16_t flags = s->flags;
+	size_t stored = 0;
+	if (flags & CPA_RAW_STACK_ZRUNS) {
+		stored = s->stack_stored;	/* encoded by the caller */
+		memcpy(q, s->stack, stored);
+	} else if (s->stack_len) {
+		stored = cpa_stack_zruns(s->stack, s->stack_len, q);
+		if (stored)
+			flags |= CPA_RAW_STACK_ZRUNS;
+		else
+			memcpy(q, s->stack, s->stack_len);
+	}
+	if (flags & CPA_RAW_STACK_ZRUNS) {
+		/* give back the part of the reservation not used */
+		w->len -= s->stack_len - stored;
+		put32(p - CPA_RECORD_HEADER_SIZE + 4,
+		      len - s->stack_len + (uint32_t)stored);
+	}
+	put16(p + 38, flags);
+	put32(p + 84, (uint32_t)stored);
 	w->samples++;
 	return 0;
 }
@@ -561,7 +687,8 @@ static void get_comm(char *dst, const uint8_t *src)
 }
 
 int cpa_decode_raw_sample(const struct cpa_record *rec,
-			  struct cpa_raw_sample *s, char *err, size_t errlen)
+			  struct cpa_raw_sample *s, uint8_t *stack_buf,
+			  char *err, size_t errlen)
 {
 	if (want_type(rec, CPA_REC_RAW_SAMPLE, err, errlen))
 		return -1;
@@ -594,9 +721,11 @@ int cpa_decode_raw_sample(const struct cpa_record *rec,
 		return dec_fail(rec, err, errlen,
 				"stack snapshot of %u bytes, at most %u",
 				s->stack_len, CPA_MAX_STACK_BYTES);
+	bool zruns = s->flags & CPA_RAW_STACK_ZRUNS;
+	uint32_t stored = zruns ? get32(p + 84) : s->stack_len;
 	uint64_t want = RAW_FIXED +
 			8ull * (s->n_kernel + s->n_user + s->n_regs) +
-			s->stack_len;
+			stored;
 	if (want != rec->len)
 		return dec_fail(rec, err, errlen,
 				"length %u does not match its counts "
@@ -610,6 +739,15 @@ int cpa_decode_raw_sample(const struct cpa_record *rec,
 	for (unsigned i = 0; i < s->n_regs; i++, q += 8)
 		s->regs[i] = get64(q);
 	s->stack = s->stack_len ? q : NULL;
+	if (zruns) {
+		s->flags &= ~CPA_RAW_STACK_ZRUNS;
+		if (zruns_decode(q, stored, stack_buf, s->stack_len) < 0)
+			return dec_fail(rec, err, errlen,
+					"zero-run snapshot of %u bytes does "
+					"not decode to stack_len %u",
+					stored, s->stack_len);
+		s->stack = s->stack_len ? stack_buf : NULL;
+	}
 	return 0;
 }
 

@@ -21,7 +21,7 @@
 #define CPA_STREAM_MAGIC "\x89" "CPA"
 #define CPA_STREAM_MAGIC_LEN 4
 #define CPA_STREAM_MAJOR 1
-#define CPA_STREAM_MINOR 1
+#define CPA_STREAM_MINOR 2
 #define CPA_STREAM_HEADER_SIZE 16
 #define CPA_RECORD_HEADER_SIZE 8
 /* Largest payload a decoder accepts: a raw sample with a 64 KiB stack
@@ -78,6 +78,12 @@ enum cpa_unit {
 #define CPA_RAW_USTACK_FAILED	0x0004	/* FP user chain could not be read */
 #define CPA_RAW_SNAPSHOT_FAILED	0x0008	/* user stack copy failed */
 #define CPA_RAW_IN_KERNEL	0x0010	/* sample landed in kernel mode */
+/* The snapshot is stored as zero runs and literal bytes
+ * (docs/stream-format.md): stack holds stack_stored bytes of that form.
+ * The writer encodes a plain snapshot itself where that is shorter; a
+ * caller that already has the encoded form (cpa_stack_zruns) sets this.
+ * A decoded sample never has it. */
+#define CPA_RAW_STACK_ZRUNS	0x0020
 
 /* x86-64 order of regs[] in a raw sample; other arches document theirs. */
 enum cpa_reg { CPA_REG_IP = 0, CPA_REG_SP = 1, CPA_REG_BP = 2 };
@@ -100,7 +106,12 @@ struct cpa_raw_sample {
 	uint64_t regs[CPA_MAX_REGS];
 	const uint8_t *stack;	/* stack_len bytes from regs[SP]; points
 				 * into the reader's buffer when decoded */
+	uint32_t stack_stored;	/* with CPA_RAW_STACK_ZRUNS only */
 };
+
+/* Encodes len bytes of snapshot at src as zero runs into out (room for len
+ * bytes). Returns the encoded length, or 0 when it is not shorter. */
+size_t cpa_stack_zruns(const uint8_t *src, size_t len, uint8_t *out);
 
 enum cpa_task_event {
 	CPA_TASK_SEEN = 1,	/* already running when capture started */
@@ -266,8 +277,11 @@ static inline size_t cpa_reader_pending(const struct cpa_reader *r)
  * counts within limits) and returns 0, or -1 with err (of errlen bytes)
  * set to "byte N: what is wrong", N being the input offset of the record.
  */
+/* stack_buf, of CPA_MAX_STACK_BYTES, receives a snapshot stored as zero
+ * runs; s->stack then points into it, else into the record. */
 int cpa_decode_raw_sample(const struct cpa_record *rec,
-			  struct cpa_raw_sample *s, char *err, size_t errlen);
+			  struct cpa_raw_sample *s, uint8_t *stack_buf,
+			  char *err, size_t errlen);
 int cpa_decode_task(const struct cpa_record *rec, struct cpa_task *t,
 		    char *err, size_t errlen);
 int cpa_decode_mmap(const struct cpa_record *rec, struct cpa_mmap *m,

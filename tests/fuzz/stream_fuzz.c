@@ -11,6 +11,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static uint8_t snap[CPA_MAX_STACK_BYTES];
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int fd = -1;
@@ -43,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			} u;
 			switch (rec.type) {
 			case CPA_REC_RAW_SAMPLE:
-				if (cpa_decode_raw_sample(&rec, &u.raw, err, sizeof(err)) == 0 &&
+				if (cpa_decode_raw_sample(&rec, &u.raw, snap, err, sizeof(err)) == 0 &&
 				    u.raw.stack_len)
 					(void)u.raw.stack[u.raw.stack_len - 1];
 				break;

@@ -13,6 +13,9 @@
 #include "log.h"
 #include "stream.h"
 
+/* snapshots stored as zero runs are decoded here */
+static uint8_t snap[CPA_MAX_STACK_BYTES];
+
 static void print_ips(const char *tag, const uint64_t *ips, unsigned n)
 {
 	printf(" %s=", tag);
@@ -34,7 +37,7 @@ static int dump(const struct cpa_record *rec, char *err, size_t errlen)
 	switch (rec->type) {
 	case CPA_REC_RAW_SAMPLE: {
 		struct cpa_raw_sample s;
-		if (cpa_decode_raw_sample(rec, &s, err, errlen))
+		if (cpa_decode_raw_sample(rec, &s, snap, err, errlen))
 			return -1;
 		printf("raw time=%" PRIu64 " pid=%u tid=%u cpu=%u", s.time_ns,
 		       s.pid, s.tid, s.cpu);

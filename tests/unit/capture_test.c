@@ -17,6 +17,8 @@
 
 volatile int capture_stop;
 
+static uint8_t snap[CPA_MAX_STACK_BYTES];
+
 static void test_release(void)
 {
 	CHECK(!kernel_nofault_hazard("5.18.19"));
@@ -128,7 +130,7 @@ static void test_output_order(void)
 		if (rec.type == CPA_REC_RAW_SAMPLE) {
 			struct cpa_raw_sample d;
 
-			CHECK(cpa_decode_raw_sample(&rec, &d, err, sizeof(err)) == 0);
+			CHECK(cpa_decode_raw_sample(&rec, &d, snap, err, sizeof(err)) == 0);
 			times[n] = d.time_ns;
 			CHECK(d.stack_len == sizeof(stack));
 			CHECK(d.stack_len == sizeof(stack) &&

@@ -11,6 +11,8 @@
 #include "symstream.h"
 #include "unit.h"
 
+static uint8_t snap[CPA_MAX_STACK_BYTES];
+
 static int memfd_with(const void *buf, size_t len)
 {
 	int fd = memfd_create("stream_test", 0);
@@ -121,7 +123,7 @@ static void test_round_trip(void)
 		}
 		case CPA_REC_RAW_SAMPLE: {
 			struct cpa_raw_sample s;
-			CHECK(cpa_decode_raw_sample(&rec, &s, err, sizeof(err)) == 0);
+			CHECK(cpa_decode_raw_sample(&rec, &s, snap, err, sizeof(err)) == 0);
 			CHECK(s.time_ns == raw.time_ns && s.pid == 100 &&
 			      s.tid == 101 && s.cpu == 3 && s.cgroup_id == 42);
 			CHECK(s.flags == CPA_RAW_USER_TRUNCATED);
@@ -231,7 +233,7 @@ static void test_framing_errors(void)
 	EXPECT_READ_ERROR(good, 10, "truncated stream header");
 	memcpy(good, one, 16);
 	good[4] = 9;
-	EXPECT_READ_ERROR(good, 16, "stream version 9.1 not supported");
+	EXPECT_READ_ERROR(good, 16, "stream version 9.2 not supported");
 	memcpy(good, one, 16);
 	good[8] = 3;
 	EXPECT_READ_ERROR(good, 16, "bad header length");
@@ -309,33 +311,39 @@ static void expect_decode_error(uint16_t type, const void *payload,
 #define EXPECT_DECODE_ERROR(t, p, l, fn, w)                                   \
 	expect_decode_error(t, p, l, (decode_fn)fn, w, __LINE__)
 
+static int decode_raw(const struct cpa_record *rec, struct cpa_raw_sample *s,
+		      char *err, size_t errlen)
+{
+	return cpa_decode_raw_sample(rec, s, snap, err, errlen);
+}
+
 static void test_decode_errors(void)
 {
 	uint8_t p[4096];
 	memset(p, 0, sizeof(p));
 
 	/* raw sample */
-	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 40, cpa_decode_raw_sample,
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 40, decode_raw,
 			    "below the fixed part");
 	p[72] = 128; /* n_kernel */
 	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88 + 128 * 8,
-			    cpa_decode_raw_sample, "at most 127 each");
+			    decode_raw, "at most 127 each");
 	p[72] = 1;
-	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88, cpa_decode_raw_sample,
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88, decode_raw,
 			    "does not match its counts");
 	p[72] = 0;
 	p[76] = 9; /* n_regs */
 	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88 + 72,
-			    cpa_decode_raw_sample, "9 registers");
+			    decode_raw, "9 registers");
 	p[76] = 0;
 	put32(p + 80, CPA_MAX_STACK_BYTES + 1);
-	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88, cpa_decode_raw_sample,
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88, decode_raw,
 			    "stack snapshot of 65537 bytes");
 	put32(p + 80, 0);
-	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 89, cpa_decode_raw_sample,
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 89, decode_raw,
 			    "does not match");
 	/* wrong type for the decoder */
-	EXPECT_DECODE_ERROR(CPA_REC_TASK, p, 40, cpa_decode_raw_sample,
+	EXPECT_DECODE_ERROR(CPA_REC_TASK, p, 40, decode_raw,
 			    "expected a raw-sample record");
 
 	/* task */
@@ -403,6 +411,149 @@ static void test_decode_errors(void)
 			    "empty key");
 	EXPECT_DECODE_ERROR(CPA_REC_META, "k\0a\0c", 5, cpa_decode_meta,
 			    "NUL byte in value");
+}
+
+/* Writes one raw sample with the snapshot stack[0..len) and reads it back;
+ * returns the record's payload length, -1 when the read back differs. */
+static long round_trip_snapshot(const uint8_t *stack, uint32_t len,
+				bool *wire_zruns)
+{
+	int fd = memfd_with(NULL, 0);
+	struct cpa_writer w;
+	struct cpa_raw_sample raw = sample_raw(), s;
+	struct cpa_reader r;
+	struct cpa_record rec;
+	char err[256];
+	long got = -1;
+
+	raw.stack = stack;
+	raw.stack_len = len;
+	if (cpa_writer_init(&w, fd) || cpa_write_raw_sample(&w, &raw) ||
+	    cpa_write_end(&w) || cpa_writer_close(&w))
+		goto out;
+	lseek(fd, 0, SEEK_SET);
+	if (cpa_reader_init(&r, fd, "zr", NULL, 0) == 0 &&
+	    cpa_reader_next(&r, &rec) == 1 &&
+	    cpa_decode_raw_sample(&rec, &s, snap, err, sizeof(err)) == 0 &&
+	    s.stack_len == len && (!len || !memcmp(s.stack, stack, len)) &&
+	    s.flags == raw.flags) {
+		*wire_zruns = rec.payload[38] & CPA_RAW_STACK_ZRUNS;
+		got = rec.len;
+	}
+	cpa_reader_free(&r);
+out:
+	close(fd);
+	return got;
+}
+
+static void test_zero_runs(void)
+{
+	static uint8_t stack[CPA_MAX_STACK_BYTES];
+	uint32_t fixed = 88 + 8 * (2 + 3 + 3);
+	bool z;
+	long n;
+
+	/* a fresh thread stack: mostly zeros, some words set, a short zero
+	 * run that stays literal, and an odd tail */
+	memset(stack, 0, sizeof(stack));
+	for (int i = 0; i < 8; i++)
+		stack[100 + i] = (uint8_t)(i + 1);
+	stack[200] = 7;
+	stack[216] = 9;	/* one zero word between: literal */
+	stack[4090] = 0xee;
+	n = round_trip_snapshot(stack, 4093, &z);
+	CHECK(n > 0 && z && n < (long)fixed + 64);
+
+	/* all zeros, and a length below one word */
+	memset(stack, 0, 4096);
+	n = round_trip_snapshot(stack, 4096, &z);
+	CHECK(n > 0 && z && n < (long)fixed + 8);
+	n = round_trip_snapshot(stack, 5, &z);
+	CHECK(n == fixed + 5 && !z);
+	n = round_trip_snapshot(stack, 0, &z);
+	CHECK(n == fixed && !z);
+
+	/* no zeros: stored as it is */
+	for (uint32_t i = 0; i < 16384; i++)
+		stack[i] = (uint8_t)(i * 131 + 7) | 1;
+	n = round_trip_snapshot(stack, 16384, &z);
+	CHECK(n == fixed + 16384 && !z);
+
+	/* mixtures of every run length, exact whatever the pattern */
+	uint32_t x = 12345, bad = 0;
+	for (int t = 0; t < 300; t++) {
+		uint32_t len = (x = x * 1103515245u + 12345u) % 3000;
+
+		for (uint32_t i = 0; i < len; i += 8) {
+			x = x * 1103515245u + 12345u;
+			uint64_t v = (x >> 16) % 3 ? 0 : x | 1;
+			memcpy(stack + i, &v, len - i < 8 ? len - i : 8);
+		}
+		if (round_trip_snapshot(stack, len, &z) < 0)
+			bad++;
+	}
+	CHECK(bad == 0);
+	n = round_trip_snapshot(stack, CPA_MAX_STACK_BYTES, &z);
+	CHECK(n > 0);
+
+	/* a caller that encoded the snapshot itself (cpa-capture does, as
+	 * it leaves the ring buffer) writes the same record */
+	static uint8_t enc[CPA_MAX_STACK_BYTES];
+	memset(stack, 0, 4096);
+	stack[64] = 1;
+	size_t stored = cpa_stack_zruns(stack, 4096, enc);
+	CHECK(stored > 0 && stored < 32);
+	struct cpa_raw_sample raw = sample_raw(), d;
+	raw.stack = enc;
+	raw.stack_len = 4096;
+	raw.stack_stored = (uint32_t)stored;
+	raw.flags |= CPA_RAW_STACK_ZRUNS;
+	int fd = memfd_with(NULL, 0);
+	struct cpa_writer w;
+	struct cpa_reader r;
+	struct cpa_record rec;
+	char err[256];
+	CHECK(cpa_writer_init(&w, fd) == 0 && cpa_write_raw_sample(&w, &raw) == 0 &&
+	      cpa_writer_close(&w) == 0);
+	lseek(fd, 0, SEEK_SET);
+	CHECK(cpa_reader_init(&r, fd, "pre", NULL, 0) == 0 &&
+	      cpa_reader_next(&r, &rec) == 1 &&
+	      cpa_decode_raw_sample(&rec, &d, snap, err, sizeof(err)) == 0);
+	CHECK(rec.len == fixed + stored && d.stack_len == 4096 &&
+	      !memcmp(d.stack, stack, 4096) && d.flags == CPA_RAW_USER_TRUNCATED);
+	cpa_reader_free(&r);
+	close(fd);
+	/* an encoded form longer than the snapshot is refused */
+	raw.stack_stored = 4097;
+	fd = memfd_with(NULL, 0);
+	CHECK(cpa_writer_init(&w, fd) == 0 && cpa_write_raw_sample(&w, &raw) < 0);
+	cpa_writer_close(&w);
+	close(fd);
+}
+
+static void test_zero_run_errors(void)
+{
+	uint8_t p[256];
+
+	memset(p, 0, sizeof(p));
+	p[38] = CPA_RAW_STACK_ZRUNS;
+	put32(p + 80, 64);		/* stack_len */
+	put32(p + 84, 3);		/* stored */
+	p[88] = 4; p[89] = 1; p[90] = 0xaa;	/* 32 zeros + 1 byte: 33 */
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 91, decode_raw,
+			    "zero-run snapshot of 3 bytes does not decode");
+	p[88] = 9;			/* 72 zeros: past stack_len */
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 91, decode_raw,
+			    "does not decode to stack_len 64");
+	p[88] = 7; p[89] = 9;		/* literal runs past the record */
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 91, decode_raw,
+			    "does not decode");
+	p[89] = 0x80;			/* varint cut short */
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 91, decode_raw,
+			    "does not decode");
+	put32(p + 84, 4);		/* stored says more than is there */
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 91, decode_raw,
+			    "does not match its counts");
 }
 
 static void test_writer_limits(void)
@@ -605,6 +756,8 @@ int main(void)
 	test_round_trip();
 	test_framing_errors();
 	test_decode_errors();
+	test_zero_runs();
+	test_zero_run_errors();
 	test_writer_limits();
 	test_dict();
 	test_reset();
