@@ -291,7 +291,8 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 	    s->n_regs > CPA_MAX_REGS || s->stack_len > CPA_MAX_STACK_BYTES ||
 	    (s->stack_len && !s->stack) ||
 	    ((s->flags & CPA_RAW_STACK_ZRUNS) &&
-	     (s->stack_stored > s->stack_len || !s->stack))) {
+	     (s->stack_stored > s->stack_len || !s->stack ||
+	      (s->stack_len && !s->stack_stored)))) {
 		if (!w->err)
 			w->err = EINVAL;
 		return -w->err;
@@ -741,7 +742,8 @@ int cpa_decode_raw_sample(const struct cpa_record *rec,
 	s->stack = s->stack_len ? q : NULL;
 	if (zruns) {
 		s->flags &= ~CPA_RAW_STACK_ZRUNS;
-		if (zruns_decode(q, stored, stack_buf, s->stack_len) < 0)
+		if (!stack_buf || zruns_decode(q, stored, stack_buf,
+					       s->stack_len) < 0)
 			return dec_fail(rec, err, errlen,
 					"zero-run snapshot of %u bytes does "
 					"not decode to stack_len %u",

@@ -523,8 +523,13 @@ static void test_zero_runs(void)
 	      !memcmp(d.stack, stack, 4096) && d.flags == CPA_RAW_USER_TRUNCATED);
 	cpa_reader_free(&r);
 	close(fd);
-	/* an encoded form longer than the snapshot is refused */
+	/* an encoded form longer than the snapshot, or empty, is refused */
 	raw.stack_stored = 4097;
+	fd = memfd_with(NULL, 0);
+	CHECK(cpa_writer_init(&w, fd) == 0 && cpa_write_raw_sample(&w, &raw) < 0);
+	cpa_writer_close(&w);
+	close(fd);
+	raw.stack_stored = 0;
 	fd = memfd_with(NULL, 0);
 	CHECK(cpa_writer_init(&w, fd) == 0 && cpa_write_raw_sample(&w, &raw) < 0);
 	cpa_writer_close(&w);
