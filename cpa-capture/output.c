@@ -132,25 +132,34 @@ static void push(struct item *it)
 }
 
 /* The snapshot is encoded as it leaves the ring buffer: what is queued
- * and written is then the short form, usually a tenth of the bytes. */
+ * and written is then the short form, usually a tenth of the bytes, and a
+ * poll cycle's queue holds that much less. */
 void output_queue_sample(const struct cpa_raw_sample *s)
 {
-	struct item *it = cpa_malloc(sizeof(*it) + s->stack_len);
-	size_t stored = 0;
+	static uint8_t enc[CPA_MAX_STACK_BYTES];
+	const uint8_t *stack = s->stack;
+	size_t stored = s->flags & CPA_RAW_STACK_ZRUNS ? s->stack_stored :
+							  s->stack_len;
+	struct item *it;
 
+	if (s->stack_len && !(s->flags & CPA_RAW_STACK_ZRUNS)) {
+		size_t n = cpa_stack_zruns(s->stack, s->stack_len, enc);
+
+		if (n) {
+			stack = enc;
+			stored = n;
+		}
+	}
+	it = cpa_malloc(sizeof(*it) + stored);
 	it->mono_ns = s->time_ns;
 	it->type = CPA_REC_RAW_SAMPLE;
 	it->u.raw = *s;
-	if (s->stack_len && !(s->flags & CPA_RAW_STACK_ZRUNS))
-		stored = cpa_stack_zruns(s->stack, s->stack_len, it->data);
-	if (stored) {
+	if (stack != s->stack) {
 		it->u.raw.flags |= CPA_RAW_STACK_ZRUNS;
 		it->u.raw.stack_stored = (uint32_t)stored;
-	} else if (s->stack_len) {
-		memcpy(it->data, s->stack, s->flags & CPA_RAW_STACK_ZRUNS ?
-						   s->stack_stored :
-						   s->stack_len);
 	}
+	if (stored)
+		memcpy(it->data, stack, stored);
 	it->u.raw.stack = it->data;
 	push(it);
 }
