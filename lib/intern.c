@@ -8,54 +8,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "hash.h"
+#include "htab.h"
 #include "intern.h"
 #include "log.h"
 
 struct blobtab {
-	uint32_t *slots;	/* ids, 0 = empty */
-	uint32_t mask;
+	struct cpa_htab index;	/* content hash -> id */
 	char *arena;
 	size_t arena_len, arena_cap;
 	uint64_t *off;		/* off[id]: start in arena */
 	uint32_t *len;		/* len[id]: content bytes (not the NUL) */
-	uint64_t *hash;
 	uint32_t count, cap;	/* ids 1..count */
 };
 
 static void blob_init(struct blobtab *t, size_t arena_cap)
 {
 	memset(t, 0, sizeof(*t));
-	t->mask = 1023;
-	t->slots = cpa_calloc(t->mask + 1, sizeof(uint32_t));
+	cpa_htab_init(&t->index, 512);
 	t->cap = 512;
 	t->off = cpa_malloc(t->cap * sizeof(*t->off));
 	t->len = cpa_malloc(t->cap * sizeof(*t->len));
-	t->hash = cpa_malloc(t->cap * sizeof(*t->hash));
 	t->arena_cap = arena_cap;
 	t->arena = cpa_malloc(t->arena_cap);
 }
 
 static void blob_free(struct blobtab *t)
 {
-	free(t->slots);
+	cpa_htab_free(&t->index);
 	free(t->arena);
 	free(t->off);
 	free(t->len);
-	free(t->hash);
-}
-
-static void blob_grow_slots(struct blobtab *t)
-{
-	free(t->slots);
-	t->mask = t->mask * 2 + 1;
-	t->slots = cpa_calloc(t->mask + 1, sizeof(uint32_t));
-	for (uint32_t id = 1; id <= t->count; id++) {
-		uint32_t i = (uint32_t)t->hash[id] & t->mask;
-		while (t->slots[i])
-			i = (i + 1) & t->mask;
-		t->slots[i] = id;
-	}
 }
 
 /* Interns len bytes of data; with nul, a NUL is stored after them. Content
@@ -63,41 +47,36 @@ static void blob_grow_slots(struct blobtab *t)
 static uint32_t blob_intern(struct blobtab *t, const void *data, size_t len,
 			    bool nul, uint64_t seed, bool *is_new)
 {
+	struct cpa_htab_probe pr;
 	uint64_t h = cpa_hash(data, len, seed);
-	uint32_t i = (uint32_t)h & t->mask;
-	for (uint32_t id; (id = t->slots[i]); i = (i + 1) & t->mask) {
-		if (t->hash[id] == h && t->len[id] == len &&
+	for (uint32_t id = cpa_htab_first(&t->index, h, &pr); id;
+	     id = cpa_htab_next(&t->index, &pr)) {
+		if (t->len[id] == len &&
 		    !memcmp(t->arena + t->off[id], data, len)) {
 			if (is_new)
 				*is_new = false;
 			return id;
 		}
 	}
+	if (len > UINT32_MAX || t->count == UINT32_MAX - 1)
+		cpa_die("out of memory (interning %zu bytes)", len);
 	uint32_t id = ++t->count;
 	if (id >= t->cap) {
-		t->cap *= 2;
-		t->off = cpa_realloc(t->off, t->cap * sizeof(*t->off));
-		t->len = cpa_realloc(t->len, t->cap * sizeof(*t->len));
-		t->hash = cpa_realloc(t->hash, t->cap * sizeof(*t->hash));
+		uint32_t cap = t->cap;
+		CPA_GROW(t->off, t->cap, (size_t)id + 1);
+		CPA_GROW(t->len, cap, (size_t)id + 1);
 	}
 	size_t start = (t->arena_len + 3) & ~(size_t)3;
 	size_t need = start + len + (nul ? 1 : 0);
-	if (need > t->arena_cap) {
-		while (need > t->arena_cap)
-			t->arena_cap *= 2;
-		t->arena = cpa_realloc(t->arena, t->arena_cap);
-	}
+	CPA_GROW(t->arena, t->arena_cap, need);
 	if (len)
 		memcpy(t->arena + start, data, len);
 	if (nul)
 		t->arena[start + len] = '\0';
 	t->off[id] = start;
 	t->len[id] = (uint32_t)len;
-	t->hash[id] = h;
 	t->arena_len = need;
-	t->slots[i] = id;
-	if ((uint64_t)t->count * 2 > t->mask)
-		blob_grow_slots(t);
+	cpa_htab_add(&t->index, &pr, id);
 	if (is_new)
 		*is_new = true;
 	return id;
@@ -115,7 +94,7 @@ static const char *blob_get(const struct blobtab *t, uint32_t id,
 
 static size_t blob_bytes(const struct blobtab *t)
 {
-	return t->arena_cap + (size_t)t->cap * 20 + (size_t)(t->mask + 1) * 4;
+	return t->arena_cap + (size_t)t->cap * 12 + cpa_htab_bytes(&t->index);
 }
 
 struct cpa_strtab {

@@ -7,6 +7,8 @@ lib_libcpa_a_SOURCES = \
 	lib/symstream.c lib/symstream.h \
 	lib/intern.c lib/intern.h \
 	lib/hash.c lib/hash.h \
+	lib/htab.c lib/htab.h \
+	lib/buf.c lib/buf.h lib/le.h \
 	lib/folded.c lib/folded.h \
 	lib/labels.c lib/labels.h \
 	lib/log.c lib/log.h \

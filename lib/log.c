@@ -121,15 +121,73 @@ char *cpa_strndup(const char *s, unsigned long n)
 	return check(strndup(s, n), n + 1);
 }
 
-int cpa_fail_at(char *err, unsigned long errlen, unsigned long long offset,
+int cpa_vfail(char *err, size_t errlen, const char *fmt, va_list ap)
+{
+	if (err && errlen)
+		vsnprintf(err, errlen, fmt, ap);
+	return -1;
+}
+
+int cpa_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cpa_vfail(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "INPUT: byte N: " (INPUT only when given), then the message. */
+int cpa_vfail_in(char *err, size_t errlen, const char *input,
+		 unsigned long long offset, const char *fmt, va_list ap)
+{
+	if (!err || !errlen)
+		return -1;
+	int n = input ? snprintf(err, errlen, "%s: byte %llu: ", input, offset)
+		      : snprintf(err, errlen, "byte %llu: ", offset);
+	if (n >= 0 && (size_t)n < errlen)
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	return -1;
+}
+
+int cpa_fail_at(char *err, size_t errlen, unsigned long long offset,
 		const char *fmt, ...)
 {
-	char msg[192];
+	va_list ap;
+	va_start(ap, fmt);
+	cpa_vfail_in(err, errlen, NULL, offset, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int cpa_fail_in(char *err, size_t errlen, const char *input,
+		unsigned long long offset, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cpa_vfail_in(err, errlen, input, offset, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int cpa_fail_errno(char *err, size_t errlen, int e, const char *fmt, ...)
+{
+	char msg[200];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (err && errlen)
-		snprintf(err, errlen, "byte %llu: %s", offset, msg);
-	return -1;
+	cpa_fail(err, errlen, "%s: %s", msg, strerror(e));
+	return -e;
+}
+
+void cpa_err_at(const char *input, unsigned long long offset,
+		const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cpa_err("%s: byte %llu: %s", input, offset, msg);
 }

@@ -7,7 +7,9 @@
 #ifndef CPA_LOG_H
 #define CPA_LOG_H
 
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #define CPA_EXIT_FAILURE 1
 #define CPA_EXIT_USAGE 2
@@ -29,10 +31,32 @@ void cpa_die(const char *fmt, ...)
 void cpa_die_usage(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 
-/* Formats "byte OFFSET: message" into err (for decoders that report
- * where input went wrong) and returns -1. */
-int cpa_fail_at(char *err, unsigned long errlen, unsigned long long offset,
+/*
+ * Errors a function hands back to its caller: the message goes into
+ * err (errlen bytes, may be NULL) and the function returns -1, so a
+ * decoder says `return cpa_fail(err, errlen, "...")`. The tool then
+ * prints it with cpa_err as "prog: INPUT: byte N: message".
+ */
+int cpa_fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int cpa_vfail(char *err, size_t errlen, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+/* "byte OFFSET: message" */
+int cpa_fail_at(char *err, size_t errlen, unsigned long long offset,
 		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* "INPUT: byte OFFSET: message" */
+int cpa_fail_in(char *err, size_t errlen, const char *input,
+		unsigned long long offset, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+int cpa_vfail_in(char *err, size_t errlen, const char *input,
+		 unsigned long long offset, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
+/* "message: strerror(e)", returning -e */
+int cpa_fail_errno(char *err, size_t errlen, int e, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Prints "prog: INPUT: byte OFFSET: message" now. */
+void cpa_err_at(const char *input, unsigned long long offset,
+		const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* malloc family that die on exhaustion with a clear message */
 void *cpa_malloc(unsigned long n);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "buf.h"
 #include "intern.h"
 #include "log.h"
 #include "pprof.h"
@@ -42,11 +43,6 @@ enum {
 /* Fake address space per module of a "module+0xoffset" frame. */
 #define MAPPING_SPAN (1ull << 40)
 
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
 struct loc {
 	uint32_t name;		/* string id of the frame */
 	uint32_t mapping;	/* 0 none */
@@ -71,50 +67,29 @@ struct cpa_pprof {
 	uint32_t frame_cap;
 };
 
-static void buf_reserve(struct buf *b, size_t n)
+static void put_key(struct cpa_buf *b, unsigned field, unsigned wire)
 {
-	if (b->len + n <= b->cap)
-		return;
-	while (b->len + n > b->cap)
-		b->cap = b->cap ? b->cap * 2 : 4096;
-	b->p = cpa_realloc(b->p, b->cap);
-}
-
-static void put_varint(struct buf *b, uint64_t v)
-{
-	buf_reserve(b, 10);
-	while (v >= 0x80) {
-		b->p[b->len++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b->p[b->len++] = (uint8_t)v;
-}
-
-static void put_key(struct buf *b, unsigned field, unsigned wire)
-{
-	put_varint(b, (uint64_t)field << 3 | wire);
+	cpa_buf_uleb128(b, (uint64_t)field << 3 | wire);
 }
 
 /* An int64 field; zero is the default and is left out. */
-static void put_int(struct buf *b, unsigned field, uint64_t v)
+static void put_int(struct cpa_buf *b, unsigned field, uint64_t v)
 {
 	if (!v)
 		return;
 	put_key(b, field, WIRE_VARINT);
-	put_varint(b, v);
+	cpa_buf_uleb128(b, v);
 }
 
-static void put_bytes(struct buf *b, unsigned field, const void *p, size_t n)
+static void put_bytes(struct cpa_buf *b, unsigned field, const void *p, size_t n)
 {
 	put_key(b, field, WIRE_LEN);
-	put_varint(b, n);
-	buf_reserve(b, n);
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
+	cpa_buf_uleb128(b, n);
+	cpa_buf_add(b, p, n);
 }
 
 /* A nested message: msg's bytes under field; msg is emptied for reuse. */
-static void put_msg(struct buf *b, unsigned field, struct buf *msg)
+static void put_msg(struct cpa_buf *b, unsigned field, struct cpa_buf *msg)
 {
 	put_bytes(b, field, msg->p, msg->len);
 	msg->len = 0;
@@ -194,23 +169,11 @@ static uint32_t location_of(struct cpa_pprof *p, const char *frame)
 	size_t len = strlen(frame);
 	uint32_t name = str_id(p, frame, len);
 
-	if (name >= p->cap_loc_of_name) {
-		uint32_t ncap = p->cap_loc_of_name ? p->cap_loc_of_name : 1024;
-		while (ncap <= name)
-			ncap *= 2;
-		p->loc_of_name = cpa_realloc(p->loc_of_name,
-					     (size_t)ncap * sizeof(uint32_t));
-		memset(p->loc_of_name + p->cap_loc_of_name, 0,
-		       (size_t)(ncap - p->cap_loc_of_name) * sizeof(uint32_t));
-		p->cap_loc_of_name = ncap;
-	}
+	CPA_GROW_ZERO(p->loc_of_name, p->cap_loc_of_name, (size_t)name + 1);
 	if (p->loc_of_name[name])
 		return p->loc_of_name[name];
 
-	if (p->nlocs == p->caplocs) {
-		p->caplocs = p->caplocs ? p->caplocs * 2 : 1024;
-		p->locs = cpa_realloc(p->locs, (size_t)p->caplocs * sizeof(*p->locs));
-	}
+	CPA_GROW(p->locs, p->caplocs, (size_t)p->nlocs + 1);
 	struct loc *l = &p->locs[p->nlocs++];
 	uint64_t off;
 	size_t mlen = module_offset(frame, len, &off);
@@ -242,38 +205,26 @@ void cpa_pprof_add(struct cpa_pprof *p, const char *const *frames, uint32_t n,
 {
 	bool is_new;
 
-	if (n > p->frame_cap) {
-		p->frame_cap = n * 2;
-		p->frame_buf = cpa_realloc(p->frame_buf,
-					   (size_t)p->frame_cap * sizeof(uint32_t));
-	}
+	CPA_GROW(p->frame_buf, p->frame_cap, n);
 	/* pprof lists a sample's locations leaf first */
 	for (uint32_t i = 0; i < n; i++)
 		p->frame_buf[n - 1 - i] = location_of(p, frames[i]);
 	uint32_t id = cpa_stacktab_intern(p->stacks, p->frame_buf, n, &is_new);
-	if (id >= p->nvalues) {
-		uint32_t ncap = p->nvalues ? p->nvalues : 1024;
-		while (ncap <= id)
-			ncap *= 2;
-		p->values = cpa_realloc(p->values, (size_t)ncap * sizeof(int64_t));
-		memset(p->values + p->nvalues, 0,
-		       (size_t)(ncap - p->nvalues) * sizeof(int64_t));
-		p->nvalues = ncap;
-	}
+	CPA_GROW_ZERO(p->values, p->nvalues, (size_t)id + 1);
 	p->values[id] += value;
 }
 
-static void put_value_type(struct buf *b, unsigned field, uint32_t type,
-			   uint32_t unit, struct buf *tmp)
+static void put_value_type(struct cpa_buf *b, unsigned field, uint32_t type,
+			   uint32_t unit, struct cpa_buf *tmp)
 {
 	put_int(tmp, VALUE_TYPE_TYPE, type);
 	put_int(tmp, VALUE_TYPE_UNIT, unit);
 	put_msg(b, field, tmp);
 }
 
-static void encode(struct cpa_pprof *p, struct buf *b)
+static void encode(struct cpa_pprof *p, struct cpa_buf *b)
 {
-	struct buf m = { 0 }, packed = { 0 };
+	struct cpa_buf m = { 0 }, packed = { 0 };
 	const char *type, *unit;
 	uint32_t ncols = 1;
 
@@ -305,11 +256,11 @@ static void encode(struct cpa_pprof *p, struct buf *b)
 		if (!v)
 			continue;
 		for (uint32_t i = 0; i < n; i++)
-			put_varint(&packed, locs[i]);
+			cpa_buf_uleb128(&packed, locs[i]);
 		put_msg(&m, SAMPLE_LOCATION_ID, &packed);	/* packed ids */
-		put_varint(&packed, (uint64_t)v);
+		cpa_buf_uleb128(&packed, (uint64_t)v);
 		if (ncols == 2)	/* wraps like the int64 it encodes, never UB */
-			put_varint(&packed, (uint64_t)v * p->period);
+			cpa_buf_uleb128(&packed, (uint64_t)v * p->period);
 		put_bytes(&m, SAMPLE_VALUE, packed.p, packed.len);
 		packed.len = 0;
 		put_msg(b, PROFILE_SAMPLE, &m);
@@ -382,7 +333,7 @@ static int write_all(int fd, const uint8_t *p, size_t n, char *err,
 
 int cpa_pprof_write(struct cpa_pprof *p, int fd, char *err, size_t errlen)
 {
-	struct buf raw = { 0 };
+	struct cpa_buf raw = { 0 };
 	z_stream z;
 	uint8_t out[1 << 16];
 	int rc = 0, zrc;

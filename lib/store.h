@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "symstream.h"
 
 #define CPA_STORE_MAJOR 1
@@ -75,16 +76,6 @@ struct cpa_store_window {
 	struct cpa_store_entry *e;
 };
 
-/* A growable byte buffer. */
-struct cpa_store_buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-void cpa_store_buf_reserve(struct cpa_store_buf *b, size_t more);
-void cpa_store_buf_free(struct cpa_store_buf *b);
-/* Appends v as an unsigned LEB128 varint. */
-void cpa_store_buf_varint(struct cpa_store_buf *b, uint64_t v);
-
 /* ---- codec: pure functions on memory (store_format.c) ----------------- */
 
 uint32_t cpa_store_crc32(const void *data, size_t len);
@@ -107,11 +98,11 @@ int cpa_store_index_decode(const uint8_t in[CPA_STORE_INDEX_ENTRY],
 			   size_t errlen);
 
 /* Compresses raw into a block (header + zstd frame) appended to out. */
-int cpa_store_block_pack(struct cpa_store_buf *out, const void *raw,
+int cpa_store_block_pack(struct cpa_buf *out, const void *raw,
 			 size_t len, int level, char *err, size_t errlen);
 /* Checks a block of exactly len bytes and decompresses it into raw. */
 int cpa_store_block_unpack(const uint8_t *block, size_t len,
-			   struct cpa_store_buf *raw, char *err,
+			   struct cpa_buf *raw, char *err,
 			   size_t errlen);
 
 /*
@@ -140,7 +131,7 @@ typedef int (*cpa_store_window_fn)(void *arg, uint64_t start_ns,
 int cpa_store_windows_decode(const uint8_t *raw, size_t len,
 			     const struct cpa_store_dict *sd,
 			     const struct cpa_store_index_entry *ie,
-			     uint64_t interval_ns, struct cpa_store_buf *scratch,
+			     uint64_t interval_ns, struct cpa_buf *scratch,
 			     cpa_store_window_fn fn, void *arg, char *err,
 			     size_t errlen);
 
@@ -198,10 +189,7 @@ int cpa_segment_append(struct cpa_segment_writer *sw,
 int cpa_segment_sync(struct cpa_segment_writer *sw);
 uint64_t cpa_segment_bytes(const struct cpa_segment_writer *sw);
 uint64_t cpa_segment_max_end(const struct cpa_segment_writer *sw);
-uint64_t cpa_segment_start(const struct cpa_segment_writer *sw);
 const char *cpa_segment_name(const struct cpa_segment_writer *sw);
-/* Bytes of dictionary memory the writer holds (for the memory bound). */
-size_t cpa_segment_memory(const struct cpa_segment_writer *sw);
 void cpa_segment_close(struct cpa_segment_writer *sw);
 
 /* ---- reader (store_read.c) -------------------------------------------- */
@@ -243,7 +231,7 @@ struct cpa_segment_reader {
 	int dict_fd, data_fd;
 	struct cpa_store_dict dict;
 	size_t dict_upto;	/* dict blocks of entries < dict_upto loaded */
-	struct cpa_store_buf comp, raw, scratch;
+	struct cpa_buf comp, raw, scratch;
 };
 
 int cpa_segment_reader_open(struct cpa_segment_reader *r,

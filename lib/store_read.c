@@ -11,27 +11,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "log.h"
 #include "store.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static int pread_all(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -53,14 +41,14 @@ static int pread_all(int fd, void *buf, size_t len, uint64_t off)
 }
 
 /* Reads a whole small file (at most max bytes, else -EFBIG). */
-static int slurp(const char *path, size_t max, struct cpa_store_buf *b)
+static int slurp(const char *path, size_t max, struct cpa_buf *b)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	b->len = 0;
 	for (;;) {
-		cpa_store_buf_reserve(b, 4096);
+		cpa_buf_reserve(b, 4096);
 		ssize_t k = read(fd, b->p + b->len, b->cap - b->len - 1);
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -100,28 +88,28 @@ static int read_meta(const char *path, struct cpa_segment_info *si,
 {
 	char file[4200];
 	snprintf(file, sizeof(file), "%s/meta", path);
-	struct cpa_store_buf b = {0};
+	struct cpa_buf b = {0};
 	int r = slurp(file, CPA_STORE_META_MAX, &b);
 	if (r < 0) {
-		cpa_store_buf_free(&b);
-		return fail(err, errlen, "%s: %s", file,
+		cpa_buf_free(&b);
+		return cpa_fail(err, errlen, "%s: %s", file,
 			    r == -EFBIG ? "larger than a meta file can be"
 					: strerror(-r));
 	}
 	char why[160];
 	r = cpa_store_meta_parse((char *)b.p, b.len, &si->meta, why,
 				 sizeof(why));
-	cpa_store_buf_free(&b);
+	cpa_buf_free(&b);
 	if (r < 0)
-		return fail(err, errlen, "%s: %s", file, why);
+		return cpa_fail(err, errlen, "%s: %s", file, why);
 	const char *fmt = cpa_store_meta_get(si->meta, "format");
 	unsigned major, minor;
 	char tail;
 	if (!fmt || sscanf(fmt, "%u.%u%c", &major, &minor, &tail) != 2)
-		return fail(err, errlen, "%s: no valid format=MAJOR.MINOR line",
+		return cpa_fail(err, errlen, "%s: no valid format=MAJOR.MINOR line",
 			    file);
 	if (major > CPA_STORE_MAJOR) {
-		fail(err, errlen, "%s: store format %u.%u is newer than this "
+		cpa_fail(err, errlen, "%s: store format %u.%u is newer than this "
 		     "build reads (%u.x); use a newer cpa", file, major, minor,
 		     CPA_STORE_MAJOR);
 		return -2;
@@ -132,7 +120,7 @@ static int read_meta(const char *path, struct cpa_segment_info *si,
 		      &si->interval_ns) < 0 || !si->interval_ns ||
 	    parse_u64(cpa_store_meta_get(si->meta, "segment_start_ns"),
 		      &si->start_ns) < 0)
-		return fail(err, errlen, "%s: missing or bad interval_ns or "
+		return cpa_fail(err, errlen, "%s: missing or bad interval_ns or "
 			    "segment_start_ns", file);
 	return 0;
 }
@@ -147,18 +135,18 @@ static int open_checked(const char *path, enum cpa_store_file which,
 		 cpa_store_file_names[which]);
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(err, errlen, "%s: %s", file, strerror(errno));
+		return cpa_fail(err, errlen, "%s: %s", file, strerror(errno));
 	uint8_t h[CPA_STORE_FILE_HEADER];
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(err, errlen, "%s: not a regular file", file);
+		return cpa_fail(err, errlen, "%s: not a regular file", file);
 	}
 	size_t got = (uint64_t)st.st_size < sizeof(h) ? (size_t)st.st_size
 						      : sizeof(h);
 	if (pread_all(fd, h, got, 0) < 0) {
 		close(fd);
-		return fail(err, errlen, "%s: %s", file, strerror(errno));
+		return cpa_fail(err, errlen, "%s: %s", file, strerror(errno));
 	}
 	uint16_t major, minor;
 	uint64_t interval, start;
@@ -167,12 +155,12 @@ static int open_checked(const char *path, enum cpa_store_file which,
 					&interval, &start, why, sizeof(why));
 	if (r < 0) {
 		close(fd);
-		fail(err, errlen, "%s: %s", file, why);
+		cpa_fail(err, errlen, "%s: %s", file, why);
 		return r;
 	}
 	if (interval != si->interval_ns || start != si->start_ns) {
 		close(fd);
-		return fail(err, errlen, "%s: header does not match meta "
+		return cpa_fail(err, errlen, "%s: header does not match meta "
 			    "(interval or start differ)", file);
 	}
 	*size = (uint64_t)st.st_size;
@@ -211,7 +199,7 @@ int cpa_segment_info_read(const char *path, struct cpa_segment_info *si,
 	close(ifd);
 	if (r < 0 && r != -ENODATA) {
 		free(raw);
-		return fail(err, errlen, "%s/index: %s", path, strerror(-r));
+		return cpa_fail(err, errlen, "%s/index: %s", path, strerror(-r));
 	}
 	if (r == -ENODATA)	/* shrank under us: a concurrent recovery */
 		n = 0;
@@ -319,17 +307,14 @@ int cpa_store_list_names(const char *dir, char ***names, size_t *n,
 {
 	DIR *d = opendir(dir);
 	if (!d)
-		return fail(err, errlen, "%s: %s", dir, strerror(errno));
+		return cpa_fail(err, errlen, "%s: %s", dir, strerror(errno));
 	size_t cnt = 0, cap = 16;
 	char **out = cpa_malloc(cap * sizeof(*out));
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (!cpa_store_is_segment_name(de->d_name))
 			continue;
-		if (cnt == cap) {
-			cap *= 2;
-			out = cpa_realloc(out, cap * sizeof(*out));
-		}
+		CPA_GROW(out, cap, cnt + 1);
 		out[cnt++] = cpa_strdup(de->d_name);
 	}
 	closedir(d);
@@ -358,12 +343,12 @@ int cpa_segment_reader_open(struct cpa_segment_reader *r,
 	snprintf(file, sizeof(file), "%s/dict", si->path);
 	r->dict_fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (r->dict_fd < 0)
-		return fail(err, errlen, "%s: %s", file, strerror(errno));
+		return cpa_fail(err, errlen, "%s: %s", file, strerror(errno));
 	snprintf(file, sizeof(file), "%s/data", si->path);
 	r->data_fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (r->data_fd < 0) {
 		close(r->dict_fd);
-		return fail(err, errlen, "%s: %s", file, strerror(errno));
+		return cpa_fail(err, errlen, "%s: %s", file, strerror(errno));
 	}
 	cpa_store_dict_init(&r->dict);
 	return 0;
@@ -373,17 +358,17 @@ static int read_block(struct cpa_segment_reader *r, int fd, uint64_t off,
 		      uint32_t len, const char *what, char *err, size_t errlen)
 {
 	r->comp.len = 0;
-	cpa_store_buf_reserve(&r->comp, len);
+	cpa_buf_reserve(&r->comp, len);
 	int e = pread_all(fd, r->comp.p, len, off);
 	if (e < 0)
-		return fail(err, errlen, "%s/%s: byte %llu: %s", r->si->path,
+		return cpa_fail(err, errlen, "%s/%s: byte %llu: %s", r->si->path,
 			    what, (unsigned long long)off,
 			    e == -ENODATA ? "file ends inside the block"
 					  : strerror(-e));
 	char why[160];
 	if (cpa_store_block_unpack(r->comp.p, len, &r->raw, why,
 				   sizeof(why)) < 0)
-		return fail(err, errlen, "%s/%s: byte %llu: %s", r->si->path,
+		return cpa_fail(err, errlen, "%s/%s: byte %llu: %s", r->si->path,
 			    what, (unsigned long long)off, why);
 	return 0;
 }
@@ -403,7 +388,7 @@ int cpa_segment_reader_dict(struct cpa_segment_reader *r, size_t entry,
 		char why[200];
 		if (cpa_store_dict_decode(&r->dict, r->raw.p, r->raw.len, why,
 					  sizeof(why)) < 0)
-			return fail(err, errlen, "%s/dict: block at byte %llu: "
+			return cpa_fail(err, errlen, "%s/dict: block at byte %llu: "
 				    "%s", r->si->path,
 				    (unsigned long long)e->dict_off, why);
 	}
@@ -415,7 +400,7 @@ int cpa_segment_reader_block(struct cpa_segment_reader *r, size_t entry,
 			     size_t errlen)
 {
 	if (entry >= r->si->n_idx)
-		return fail(err, errlen, "%s: no block %zu", r->si->path,
+		return cpa_fail(err, errlen, "%s: no block %zu", r->si->path,
 			    entry);
 	if (cpa_segment_reader_dict(r, entry, err, errlen) < 0)
 		return -1;
@@ -428,7 +413,7 @@ int cpa_segment_reader_block(struct cpa_segment_reader *r, size_t entry,
 					   r->si->interval_ns, &r->scratch, fn,
 					   arg, why, sizeof(why));
 	if (ret == -1)
-		return fail(err, errlen, "%s/data: block at byte %llu: %s",
+		return cpa_fail(err, errlen, "%s/data: block at byte %llu: %s",
 			    r->si->path, (unsigned long long)e->data_off, why);
 	return ret;
 }
@@ -440,7 +425,7 @@ void cpa_segment_reader_close(struct cpa_segment_reader *r)
 	if (r->data_fd > 0)
 		close(r->data_fd);
 	cpa_store_dict_free(&r->dict);
-	cpa_store_buf_free(&r->comp);
-	cpa_store_buf_free(&r->raw);
-	cpa_store_buf_free(&r->scratch);
+	cpa_buf_free(&r->comp);
+	cpa_buf_free(&r->raw);
+	cpa_buf_free(&r->scratch);
 }

@@ -10,7 +10,6 @@
 #define _GNU_SOURCE 1	/* renameat2 */
 #endif
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "hash.h"
+#include "htab.h"
 #include "intern.h"
 #include "log.h"
 #include "store.h"
@@ -40,27 +40,12 @@ struct cpa_segment_writer {
 	struct cpa_stacktab *stacks;
 	struct cpa_store_labelset *ls;	/* ls[1..nls-1] */
 	uint32_t nls, capls;
-	uint32_t *ls_slots;		/* open addressing, 0 empty */
-	uint32_t ls_mask;
+	struct cpa_htab ls_index;	/* labelset hash -> id */
 	/* Ids up to these are in the dict file; later ones are pending. */
 	uint32_t saved_strings, saved_stacks, saved_labelsets;
 
-	struct cpa_store_buf raw, dict_block, data_block;
+	struct cpa_buf raw, dict_block, data_block;
 };
-
-static int set_err(char *err, size_t errlen, int e, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int set_err(char *err, size_t errlen, int e, const char *fmt, ...)
-{
-	char msg[200];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(err, errlen, "%s: %s", msg, strerror(e));
-	return -e;
-}
 
 static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
@@ -96,7 +81,7 @@ static int write_meta(struct cpa_segment_writer *sw, const char *extra,
 	int fd = openat(sw->dirfd, "meta.tmp",
 			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0)
-		return set_err(err, errlen, errno, "%s/meta.tmp", sw->path);
+		return cpa_fail_errno(err, errlen, errno, "%s/meta.tmp", sw->path);
 	int r = pwrite_all(fd, head, (size_t)n, 0);
 	if (!r && elen)
 		r = pwrite_all(fd, extra, elen, (uint64_t)n);
@@ -107,7 +92,7 @@ static int write_meta(struct cpa_segment_writer *sw, const char *extra,
 		r = -errno;
 	if (r) {
 		unlinkat(sw->dirfd, "meta.tmp", 0);
-		return set_err(err, errlen, -r, "%s/meta", sw->path);
+		return cpa_fail_errno(err, errlen, -r, "%s/meta", sw->path);
 	}
 	sw->meta_bytes = (uint64_t)n + elen;
 	return 0;
@@ -144,18 +129,18 @@ struct cpa_segment_writer *cpa_segment_create(const char *dir,
 
 	if (access(sw->path, F_OK) == 0) {
 		e = EEXIST;
-		set_err(err, errlen, e, "%s", sw->path);
+		cpa_fail_errno(err, errlen, e, "%s", sw->path);
 		goto fail_nodir;
 	}
 	if (mkdir(tmp, 0750) < 0) {
 		e = errno;
-		set_err(err, errlen, e, "%s", tmp);
+		cpa_fail_errno(err, errlen, e, "%s", tmp);
 		goto fail_nodir;
 	}
 	sw->dirfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sw->dirfd < 0) {
 		e = errno;
-		set_err(err, errlen, e, "%s", tmp);
+		cpa_fail_errno(err, errlen, e, "%s", tmp);
 		goto fail;
 	}
 	for (int i = 0; i < 3; i++) {
@@ -169,7 +154,7 @@ struct cpa_segment_writer *cpa_segment_create(const char *dir,
 				      : pwrite_all(sw->fd[i], h, sizeof(h), 0);
 		if (r) {
 			e = -r;
-			set_err(err, errlen, e, "%s/%s", sw->path, fname);
+			cpa_fail_errno(err, errlen, e, "%s/%s", sw->path, fname);
 			goto fail;
 		}
 		sw->len[i] = CPA_STORE_FILE_HEADER;
@@ -183,7 +168,7 @@ struct cpa_segment_writer *cpa_segment_create(const char *dir,
 	 * the check above wins, and the caller picks the next name. */
 	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, sw->path, RENAME_NOREPLACE) < 0) {
 		e = errno;
-		set_err(err, errlen, e, "%s", sw->path);
+		cpa_fail_errno(err, errlen, e, "%s", sw->path);
 		goto fail;
 	}
 	/* Make the new directory entry durable along with its files. */
@@ -199,8 +184,7 @@ struct cpa_segment_writer *cpa_segment_create(const char *dir,
 	sw->capls = 64;
 	sw->ls = cpa_calloc(sw->capls, sizeof(*sw->ls));
 	sw->nls = 1;
-	sw->ls_mask = 127;
-	sw->ls_slots = cpa_calloc(sw->ls_mask + 1, sizeof(*sw->ls_slots));
+	cpa_htab_init(&sw->ls_index, 64);
 	return sw;
 
 fail:
@@ -264,46 +248,25 @@ static bool ls_equal(const struct cpa_store_labelset *a,
 	       a->env == b->env;
 }
 
-static void ls_grow(struct cpa_segment_writer *sw)
-{
-	uint32_t mask = sw->ls_mask * 2 + 1;
-	uint32_t *slots = cpa_calloc((size_t)mask + 1, sizeof(*slots));
-	for (uint32_t id = 1; id < sw->nls; id++) {
-		uint64_t h = ls_hash(&sw->ls[id]);
-		uint32_t i = (uint32_t)h & mask;
-		while (slots[i])
-			i = (i + 1) & mask;
-		slots[i] = id;
-	}
-	free(sw->ls_slots);
-	sw->ls_slots = slots;
-	sw->ls_mask = mask;
-}
-
 uint32_t cpa_segment_labelset(struct cpa_segment_writer *sw,
 			      const struct cpa_store_labelset *ls)
 {
-	uint64_t h = ls_hash(ls);
-	uint32_t i = (uint32_t)h & sw->ls_mask;
-	for (; sw->ls_slots[i]; i = (i + 1) & sw->ls_mask)
-		if (ls_equal(&sw->ls[sw->ls_slots[i]], ls))
-			return sw->ls_slots[i];
-	if (sw->nls == sw->capls) {
-		sw->capls *= 2;
-		sw->ls = cpa_realloc(sw->ls, sw->capls * sizeof(*sw->ls));
-	}
+	struct cpa_htab_probe pr;
+	for (uint32_t id = cpa_htab_first(&sw->ls_index, ls_hash(ls), &pr); id;
+	     id = cpa_htab_next(&sw->ls_index, &pr))
+		if (ls_equal(&sw->ls[id], ls))
+			return id;
+	CPA_GROW(sw->ls, sw->capls, (size_t)sw->nls + 1);
 	uint32_t id = sw->nls++;
 	sw->ls[id] = *ls;
-	sw->ls_slots[i] = id;
-	if ((uint64_t)sw->nls * 2 > sw->ls_mask)
-		ls_grow(sw);
+	cpa_htab_add(&sw->ls_index, &pr, id);
 	return id;
 }
 
 /* New dictionary entries since the last commit, as a raw dict block;
  * returns false when there is nothing new. */
 static bool encode_dict(struct cpa_segment_writer *sw,
-			struct cpa_store_buf *b)
+			struct cpa_buf *b)
 {
 	uint32_t nstr = cpa_strtab_count(sw->strings);
 	uint32_t nstk = cpa_stacktab_count(sw->stacks);
@@ -311,39 +274,37 @@ static bool encode_dict(struct cpa_segment_writer *sw,
 	    sw->nls - 1 == sw->saved_labelsets)
 		return false;
 	b->len = 0;
-	cpa_store_buf_varint(b, sw->saved_strings + 1);
-	cpa_store_buf_varint(b, nstr - sw->saved_strings);
+	cpa_buf_uleb128(b, sw->saved_strings + 1);
+	cpa_buf_uleb128(b, nstr - sw->saved_strings);
 	for (uint32_t id = sw->saved_strings + 1; id <= nstr; id++) {
 		uint32_t len;
 		const char *s = cpa_strtab_get(sw->strings, id, &len);
-		cpa_store_buf_varint(b, len);
-		cpa_store_buf_reserve(b, len);
-		memcpy(b->p + b->len, s, len);
-		b->len += len;
+		cpa_buf_uleb128(b, len);
+		cpa_buf_add(b, s, len);
 	}
-	cpa_store_buf_varint(b, sw->saved_stacks + 1);
-	cpa_store_buf_varint(b, nstk - sw->saved_stacks);
+	cpa_buf_uleb128(b, sw->saved_stacks + 1);
+	cpa_buf_uleb128(b, nstk - sw->saved_stacks);
 	for (uint32_t id = sw->saved_stacks + 1; id <= nstk; id++) {
 		uint32_t n;
 		const uint32_t *f = cpa_stacktab_get(sw->stacks, id, &n);
-		cpa_store_buf_varint(b, n);
+		cpa_buf_uleb128(b, n);
 		for (uint32_t k = 0; k < n; k++)
-			cpa_store_buf_varint(b, f[k]);
+			cpa_buf_uleb128(b, f[k]);
 	}
-	cpa_store_buf_varint(b, sw->saved_labelsets + 1);
-	cpa_store_buf_varint(b, sw->nls - 1 - sw->saved_labelsets);
+	cpa_buf_uleb128(b, sw->saved_labelsets + 1);
+	cpa_buf_uleb128(b, sw->nls - 1 - sw->saved_labelsets);
 	for (uint32_t id = sw->saved_labelsets + 1; id < sw->nls; id++) {
 		const struct cpa_store_labelset *ls = &sw->ls[id];
-		cpa_store_buf_varint(b, ls->kind);
-		cpa_store_buf_varint(b, ls->flags);
-		cpa_store_buf_varint(b, ls->pid);
-		cpa_store_buf_varint(b, ls->tid);
-		cpa_store_buf_varint(b, ls->cpu);
-		cpa_store_buf_varint(b, ls->cgroup_id);
-		cpa_store_buf_varint(b, ls->comm);
-		cpa_store_buf_varint(b, ls->thread);
-		cpa_store_buf_varint(b, ls->container);
-		cpa_store_buf_varint(b, ls->env);
+		cpa_buf_uleb128(b, ls->kind);
+		cpa_buf_uleb128(b, ls->flags);
+		cpa_buf_uleb128(b, ls->pid);
+		cpa_buf_uleb128(b, ls->tid);
+		cpa_buf_uleb128(b, ls->cpu);
+		cpa_buf_uleb128(b, ls->cgroup_id);
+		cpa_buf_uleb128(b, ls->comm);
+		cpa_buf_uleb128(b, ls->thread);
+		cpa_buf_uleb128(b, ls->container);
+		cpa_buf_uleb128(b, ls->env);
 	}
 	return true;
 }
@@ -362,20 +323,20 @@ static int window_cmp(const void *a, const void *b)
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
-static void encode_windows(struct cpa_store_buf *b,
+static void encode_windows(struct cpa_buf *b,
 			   struct cpa_store_window *w, size_t n)
 {
 	b->len = 0;
-	cpa_store_buf_varint(b, n);
+	cpa_buf_uleb128(b, n);
 	uint64_t prev = w[0].start_ns;
 	for (size_t i = 0; i < n; i++) {
 		qsort(w[i].e, w[i].n, sizeof(*w[i].e), entry_cmp);
-		cpa_store_buf_varint(b, w[i].start_ns - prev);
+		cpa_buf_uleb128(b, w[i].start_ns - prev);
 		prev = w[i].start_ns;
 		/* Equal (labelset, stack) pairs are merged as they go. */
 		size_t count_at = b->len;
 		uint32_t m = 0;
-		cpa_store_buf_varint(b, 0);	/* placeholder, fixed below */
+		cpa_buf_uleb128(b, 0);	/* placeholder, fixed below */
 		size_t body_at = b->len;
 		uint32_t ls = 0, st = 0;
 		for (uint32_t k = 0; k < w[i].n; k++) {
@@ -386,29 +347,23 @@ static void encode_windows(struct cpa_store_buf *b,
 			       w[i].e[k + 1].stack == e->stack)
 				weight += w[i].e[++k].weight;
 			if (e->labelset != ls) {
-				cpa_store_buf_varint(b, e->labelset - ls);
-				cpa_store_buf_varint(b, e->stack);
+				cpa_buf_uleb128(b, e->labelset - ls);
+				cpa_buf_uleb128(b, e->stack);
 			} else {
-				cpa_store_buf_varint(b, 0);
-				cpa_store_buf_varint(b, e->stack - st);
+				cpa_buf_uleb128(b, 0);
+				cpa_buf_uleb128(b, e->stack - st);
 			}
 			ls = e->labelset;
 			st = e->stack;
-			cpa_store_buf_varint(b, weight);
+			cpa_buf_uleb128(b, weight);
 			m++;
 		}
 		/* Rewrite the count in front of the entries now that it is
 		 * known: shift the body when its varint needs more bytes. */
-		uint8_t tmp[10];
-		size_t tl = 0;
-		uint64_t v = m;
-		while (v >= 0x80) {
-			tmp[tl++] = (uint8_t)(v | 0x80);
-			v >>= 7;
-		}
-		tmp[tl++] = (uint8_t)v;
+		uint8_t tmp[CPA_LEB128_MAX];
+		size_t tl = cpa_put_uleb128(tmp, m);
 		size_t body = b->len - body_at;
-		cpa_store_buf_reserve(b, tl);
+		cpa_buf_reserve(b, tl);
 		memmove(b->p + count_at + tl, b->p + body_at, body);
 		memcpy(b->p + count_at, tmp, tl);
 		b->len = count_at + tl + body;
@@ -482,7 +437,7 @@ int cpa_segment_append(struct cpa_segment_writer *sw,
 				cpa_debug("%s/%s: truncate: %s", sw->path,
 					  cpa_store_file_names[i],
 					  strerror(errno));
-		return set_err(err, errlen, -r, "%s/%s", sw->path,
+		return cpa_fail_errno(err, errlen, -r, "%s/%s", sw->path,
 			       cpa_store_file_names[at]);
 	}
 	sw->len[CPA_STORE_DICT] += ie.dict_len;
@@ -521,22 +476,9 @@ uint64_t cpa_segment_max_end(const struct cpa_segment_writer *sw)
 	return sw->max_end;
 }
 
-uint64_t cpa_segment_start(const struct cpa_segment_writer *sw)
-{
-	return sw->start_ns;
-}
-
 const char *cpa_segment_name(const struct cpa_segment_writer *sw)
 {
 	return sw->name;
-}
-
-size_t cpa_segment_memory(const struct cpa_segment_writer *sw)
-{
-	return cpa_strtab_bytes(sw->strings) + cpa_stacktab_bytes(sw->stacks) +
-	       sw->capls * sizeof(*sw->ls) +
-	       ((size_t)sw->ls_mask + 1) * sizeof(*sw->ls_slots) +
-	       sw->raw.cap + sw->dict_block.cap + sw->data_block.cap;
 }
 
 void cpa_segment_close(struct cpa_segment_writer *sw)
@@ -551,10 +493,10 @@ void cpa_segment_close(struct cpa_segment_writer *sw)
 	cpa_strtab_free(sw->strings);
 	cpa_stacktab_free(sw->stacks);
 	free(sw->ls);
-	free(sw->ls_slots);
-	cpa_store_buf_free(&sw->raw);
-	cpa_store_buf_free(&sw->dict_block);
-	cpa_store_buf_free(&sw->data_block);
+	cpa_htab_free(&sw->ls_index);
+	cpa_buf_free(&sw->raw);
+	cpa_buf_free(&sw->dict_block);
+	cpa_buf_free(&sw->data_block);
 	free(sw->path);
 	free(sw);
 }

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
+#include "le.h"
 #include "leb128.h"
 #include "log.h"
 #include "stream.h"
@@ -27,42 +29,6 @@
 #define STACK_FIXED 8
 #define SAMPLE_FIXED 64
 #define END_FIXED 24
-
-/* ---- little-endian helpers --------------------------------------------- */
-
-static inline void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v;
-	p[1] = v >> 8;
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = v >> (8 * i);
-}
-
-static inline void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = v >> (8 * i);
-}
-
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 /* ---- writer ------------------------------------------------------------ */
 
@@ -124,10 +90,10 @@ int cpa_writer_init(struct cpa_writer *w, int fd)
 		return -ENOMEM;
 	uint8_t *h = reserve(w, CPA_STREAM_HEADER_SIZE);
 	memcpy(h, CPA_STREAM_MAGIC, CPA_STREAM_MAGIC_LEN);
-	put16(h + 4, CPA_STREAM_MAJOR);
-	put16(h + 6, CPA_STREAM_MINOR);
-	put32(h + 8, CPA_STREAM_HEADER_SIZE);
-	put32(h + 12, 0);
+	cpa_put_le16(h + 4, CPA_STREAM_MAJOR);
+	cpa_put_le16(h + 6, CPA_STREAM_MINOR);
+	cpa_put_le32(h + 8, CPA_STREAM_HEADER_SIZE);
+	cpa_put_le32(h + 12, 0);
 	return 0;
 }
 
@@ -151,9 +117,9 @@ static uint8_t *begin_record(struct cpa_writer *w, uint16_t type, uint32_t len)
 	uint8_t *p = reserve(w, CPA_RECORD_HEADER_SIZE + (size_t)len);
 	if (!p)
 		return NULL;
-	put16(p, type);
-	put16(p + 2, 0);
-	put32(p + 4, len);
+	cpa_put_le16(p, type);
+	cpa_put_le16(p + 2, 0);
+	cpa_put_le32(p + 4, len);
 	w->records++;
 	return p + CPA_RECORD_HEADER_SIZE;
 }
@@ -205,16 +171,6 @@ static size_t zero_run_end(const uint8_t *p, size_t w, size_t nwords)
 	return w;
 }
 
-static uint8_t *put_uleb(uint8_t *q, uint64_t v)
-{
-	do {
-		uint8_t b = v & 0x7f;
-		v >>= 7;
-		*q++ = b | (v ? 0x80 : 0);
-	} while (v);
-	return q;
-}
-
 /* Appends the pair (zero words, literal bytes) and the literal bytes, or
  * returns NULL when that would reach end. */
 static uint8_t *put_run(uint8_t *q, const uint8_t *end, size_t zeros,
@@ -223,8 +179,8 @@ static uint8_t *put_run(uint8_t *q, const uint8_t *end, size_t zeros,
 	/* two varints of at most 3 bytes each: a snapshot is <= 64 KiB */
 	if ((size_t)(end - q) <= 6 + n)
 		return NULL;
-	q = put_uleb(q, zeros);
-	q = put_uleb(q, n);
+	q += cpa_put_uleb128(q, zeros);
+	q += cpa_put_uleb128(q, n);
 	memcpy(q, lit, n);
 	return q + n;
 }
@@ -303,27 +259,27 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 	uint8_t *p = begin_record(w, CPA_REC_RAW_SAMPLE, len);
 	if (!p)
 		return -w->err;
-	put64(p, s->time_ns);
-	put64(p + 8, s->cgroup_id);
-	put64(p + 16, s->weight);
-	put32(p + 24, s->pid);
-	put32(p + 28, s->tid);
-	put32(p + 32, s->cpu);
-	put16(p + 36, s->kind);
+	cpa_put_le64(p, s->time_ns);
+	cpa_put_le64(p + 8, s->cgroup_id);
+	cpa_put_le64(p + 16, s->weight);
+	cpa_put_le32(p + 24, s->pid);
+	cpa_put_le32(p + 28, s->tid);
+	cpa_put_le32(p + 32, s->cpu);
+	cpa_put_le16(p + 36, s->kind);
 	put_comm(p + 40, s->comm);
 	put_comm(p + 56, s->pcomm);
-	put16(p + 72, s->n_kernel);
-	put16(p + 74, s->n_user);
-	put16(p + 76, s->n_regs);
-	put16(p + 78, 0);
-	put32(p + 80, s->stack_len);
+	cpa_put_le16(p + 72, s->n_kernel);
+	cpa_put_le16(p + 74, s->n_user);
+	cpa_put_le16(p + 76, s->n_regs);
+	cpa_put_le16(p + 78, 0);
+	cpa_put_le32(p + 80, s->stack_len);
 	uint8_t *q = p + RAW_FIXED;
 	for (unsigned i = 0; i < s->n_kernel; i++, q += 8)
-		put64(q, s->kernel_ips[i]);
+		cpa_put_le64(q, s->kernel_ips[i]);
 	for (unsigned i = 0; i < s->n_user; i++, q += 8)
-		put64(q, s->user_ips[i]);
+		cpa_put_le64(q, s->user_ips[i]);
 	for (unsigned i = 0; i < s->n_regs; i++, q += 8)
-		put64(q, s->regs[i]);
+		cpa_put_le64(q, s->regs[i]);
 	uint16_t flags = s->flags;
 	size_t stored = 0;
 	if (flags & CPA_RAW_STACK_ZRUNS) {
@@ -339,11 +295,11 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 	if (flags & CPA_RAW_STACK_ZRUNS) {
 		/* give back the part of the reservation not used */
 		w->len -= s->stack_len - stored;
-		put32(p - CPA_RECORD_HEADER_SIZE + 4,
+		cpa_put_le32(p - CPA_RECORD_HEADER_SIZE + 4,
 		      len - s->stack_len + (uint32_t)stored);
 	}
-	put16(p + 38, flags);
-	put32(p + 84, (uint32_t)stored);
+	cpa_put_le16(p + 38, flags);
+	cpa_put_le32(p + 84, (uint32_t)stored);
 	w->samples++;
 	return 0;
 }
@@ -353,12 +309,12 @@ int cpa_write_task(struct cpa_writer *w, const struct cpa_task *t)
 	uint8_t *p = begin_record(w, CPA_REC_TASK, TASK_FIXED);
 	if (!p)
 		return -w->err;
-	put64(p, t->time_ns);
-	put32(p + 8, t->pid);
-	put32(p + 12, t->tid);
-	put32(p + 16, t->ppid);
-	put16(p + 20, t->event);
-	put16(p + 22, 0);
+	cpa_put_le64(p, t->time_ns);
+	cpa_put_le32(p + 8, t->pid);
+	cpa_put_le32(p + 12, t->tid);
+	cpa_put_le32(p + 16, t->ppid);
+	cpa_put_le16(p + 20, t->event);
+	cpa_put_le16(p + 22, 0);
 	put_comm(p + 24, t->comm);
 	return 0;
 }
@@ -373,20 +329,20 @@ int cpa_write_mmap(struct cpa_writer *w, const struct cpa_mmap *m)
 	uint8_t *p = begin_record(w, CPA_REC_MMAP, MMAP_FIXED + m->path_len);
 	if (!p)
 		return -w->err;
-	put64(p, m->time_ns);
-	put64(p + 8, m->start);
-	put64(p + 16, m->len);
-	put64(p + 24, m->pgoff);
-	put64(p + 32, m->inode);
-	put32(p + 40, m->pid);
-	put32(p + 44, m->prot);
-	put32(p + 48, m->flags);
+	cpa_put_le64(p, m->time_ns);
+	cpa_put_le64(p + 8, m->start);
+	cpa_put_le64(p + 16, m->len);
+	cpa_put_le64(p + 24, m->pgoff);
+	cpa_put_le64(p + 32, m->inode);
+	cpa_put_le32(p + 40, m->pid);
+	cpa_put_le32(p + 44, m->prot);
+	cpa_put_le32(p + 48, m->flags);
 	p[52] = m->build_id_len;
 	memset(p + 53, 0, 3);
 	memset(p + 56, 0, CPA_BUILD_ID_MAX);
 	memcpy(p + 56, m->build_id, m->build_id_len);
-	put16(p + 76, m->path_len);
-	put16(p + 78, 0);
+	cpa_put_le16(p + 76, m->path_len);
+	cpa_put_le16(p + 78, 0);
 	if (m->path_len)
 		memcpy(p + MMAP_FIXED, m->path, m->path_len);
 	return 0;
@@ -397,10 +353,10 @@ int cpa_write_lost(struct cpa_writer *w, const struct cpa_lost *l)
 	uint8_t *p = begin_record(w, CPA_REC_LOST, LOST_FIXED);
 	if (!p)
 		return -w->err;
-	put64(p, l->time_ns);
-	put64(p + 8, l->count);
-	put32(p + 16, l->reason);
-	put32(p + 20, l->cpu);
+	cpa_put_le64(p, l->time_ns);
+	cpa_put_le64(p + 8, l->count);
+	cpa_put_le32(p + 16, l->reason);
+	cpa_put_le32(p + 20, l->cpu);
 	w->lost += l->count;
 	return 0;
 }
@@ -416,7 +372,7 @@ int cpa_write_string(struct cpa_writer *w, uint32_t id, const char *s,
 	uint8_t *p = begin_record(w, CPA_REC_STRING, STRING_FIXED + len);
 	if (!p)
 		return -w->err;
-	put32(p, id);
+	cpa_put_le32(p, id);
 	if (len)
 		memcpy(p + STRING_FIXED, s, len);
 	return 0;
@@ -433,10 +389,10 @@ int cpa_write_stack(struct cpa_writer *w, uint32_t id, const uint32_t *frames,
 	uint8_t *p = begin_record(w, CPA_REC_STACK, STACK_FIXED + 4 * n);
 	if (!p)
 		return -w->err;
-	put32(p, id);
-	put32(p + 4, n);
+	cpa_put_le32(p, id);
+	cpa_put_le32(p + 4, n);
 	for (uint32_t i = 0; i < n; i++)
-		put32(p + STACK_FIXED + 4 * i, frames[i]);
+		cpa_put_le32(p + STACK_FIXED + 4 * i, frames[i]);
 	return 0;
 }
 
@@ -445,20 +401,20 @@ int cpa_write_sample(struct cpa_writer *w, const struct cpa_sample *s)
 	uint8_t *p = begin_record(w, CPA_REC_SAMPLE, SAMPLE_FIXED);
 	if (!p)
 		return -w->err;
-	put64(p, s->time_ns);
-	put64(p + 8, s->weight);
-	put64(p + 16, s->cgroup_id);
-	put32(p + 24, s->pid);
-	put32(p + 28, s->tid);
-	put32(p + 32, s->cpu);
-	put16(p + 36, s->kind);
-	put16(p + 38, s->flags);
-	put32(p + 40, s->stack_id);
-	put32(p + 44, s->comm_id);
-	put32(p + 48, s->thread_id);
-	put32(p + 52, s->container_id);
-	put32(p + 56, s->env_id);
-	put32(p + 60, 0);
+	cpa_put_le64(p, s->time_ns);
+	cpa_put_le64(p + 8, s->weight);
+	cpa_put_le64(p + 16, s->cgroup_id);
+	cpa_put_le32(p + 24, s->pid);
+	cpa_put_le32(p + 28, s->tid);
+	cpa_put_le32(p + 32, s->cpu);
+	cpa_put_le16(p + 36, s->kind);
+	cpa_put_le16(p + 38, s->flags);
+	cpa_put_le32(p + 40, s->stack_id);
+	cpa_put_le32(p + 44, s->comm_id);
+	cpa_put_le32(p + 48, s->thread_id);
+	cpa_put_le32(p + 52, s->container_id);
+	cpa_put_le32(p + 56, s->env_id);
+	cpa_put_le32(p + 60, 0);
 	w->samples++;
 	return 0;
 }
@@ -486,9 +442,9 @@ int cpa_write_end(struct cpa_writer *w)
 	uint8_t *p = begin_record(w, CPA_REC_END, END_FIXED);
 	if (!p)
 		return -w->err;
-	put64(p, w->samples);
-	put64(p + 8, w->lost);
-	put64(p + 16, records);
+	cpa_put_le64(p, w->samples);
+	cpa_put_le64(p + 8, w->lost);
+	cpa_put_le64(p + 16, records);
 	return cpa_writer_flush(w);
 }
 
@@ -500,13 +456,10 @@ static int reader_fail(struct cpa_reader *r, uint64_t off, const char *fmt,
 static int reader_fail(struct cpa_reader *r, uint64_t off, const char *fmt,
 		       ...)
 {
-	char msg[192];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	cpa_vfail_in(r->err, sizeof(r->err), r->name, off, fmt, ap);
 	va_end(ap);
-	snprintf(r->err, sizeof(r->err), "%s: byte %llu: %s", r->name,
-		 (unsigned long long)off, msg);
 	return -1;
 }
 
@@ -522,10 +475,8 @@ static long fill(struct cpa_reader *r, size_t want)
 		r->start = 0;
 	}
 	if (want > r->cap) {
-		size_t ncap = r->cap;
-		while (ncap < want)
-			ncap *= 2;
-		uint8_t *nb = realloc(r->buf, ncap);
+		size_t ncap = cpa_grow_cap(r->cap, want, READER_BUF, 1);
+		uint8_t *nb = ncap ? realloc(r->buf, ncap) : NULL;
 		if (!nb)
 			return reader_fail(r, r->offset, "out of memory");
 		r->buf = nb;
@@ -576,9 +527,9 @@ int cpa_reader_init(struct cpa_reader *r, int fd, const char *name,
 		return reader_fail(r, (uint64_t)n,
 				   "truncated stream header (%ld of %d bytes)",
 				   n, CPA_STREAM_HEADER_SIZE);
-	r->major = get16(h + 4);
-	r->minor = get16(h + 6);
-	uint32_t hlen = get32(h + 8);
+	r->major = cpa_get_le16(h + 4);
+	r->minor = cpa_get_le16(h + 6);
+	uint32_t hlen = cpa_get_le32(h + 8);
 	if (r->major != CPA_STREAM_MAJOR)
 		return reader_fail(r, 4,
 				   "stream version %u.%u not supported "
@@ -611,8 +562,8 @@ int cpa_reader_next(struct cpa_reader *r, struct cpa_record *rec)
 				   "truncated record header (%ld of %d bytes)",
 				   n, CPA_RECORD_HEADER_SIZE);
 	const uint8_t *h = r->buf + r->start;
-	uint16_t type = get16(h);
-	uint32_t len = get32(h + 4);
+	uint16_t type = cpa_get_le16(h);
+	uint32_t len = cpa_get_le32(h + 4);
 	if (type == 0)
 		return reader_fail(r, r->offset, "record type 0 is invalid");
 	if (len > CPA_RECORD_MAX)
@@ -630,7 +581,7 @@ int cpa_reader_next(struct cpa_reader *r, struct cpa_record *rec)
 				   n - CPA_RECORD_HEADER_SIZE);
 	h = r->buf + r->start;
 	rec->type = type;
-	rec->flags = get16(h + 2);
+	rec->flags = cpa_get_le16(h + 2);
 	rec->len = len;
 	rec->offset = r->offset;
 	rec->payload = h + CPA_RECORD_HEADER_SIZE;
@@ -697,20 +648,20 @@ int cpa_decode_raw_sample(const struct cpa_record *rec,
 	if (rec->len < RAW_FIXED)
 		return dec_fail(rec, err, errlen, "length %u below the fixed "
 				"part (%d)", rec->len, RAW_FIXED);
-	s->time_ns = get64(p);
-	s->cgroup_id = get64(p + 8);
-	s->weight = get64(p + 16);
-	s->pid = get32(p + 24);
-	s->tid = get32(p + 28);
-	s->cpu = get32(p + 32);
-	s->kind = get16(p + 36);
-	s->flags = get16(p + 38);
+	s->time_ns = cpa_get_le64(p);
+	s->cgroup_id = cpa_get_le64(p + 8);
+	s->weight = cpa_get_le64(p + 16);
+	s->pid = cpa_get_le32(p + 24);
+	s->tid = cpa_get_le32(p + 28);
+	s->cpu = cpa_get_le32(p + 32);
+	s->kind = cpa_get_le16(p + 36);
+	s->flags = cpa_get_le16(p + 38);
 	get_comm(s->comm, p + 40);
 	get_comm(s->pcomm, p + 56);
-	s->n_kernel = get16(p + 72);
-	s->n_user = get16(p + 74);
-	s->n_regs = get16(p + 76);
-	s->stack_len = get32(p + 80);
+	s->n_kernel = cpa_get_le16(p + 72);
+	s->n_user = cpa_get_le16(p + 74);
+	s->n_regs = cpa_get_le16(p + 76);
+	s->stack_len = cpa_get_le32(p + 80);
 	if (s->n_kernel > CPA_MAX_FRAMES || s->n_user > CPA_MAX_FRAMES)
 		return dec_fail(rec, err, errlen,
 				"%u kernel / %u user frames, at most %d each",
@@ -723,7 +674,7 @@ int cpa_decode_raw_sample(const struct cpa_record *rec,
 				"stack snapshot of %u bytes, at most %u",
 				s->stack_len, CPA_MAX_STACK_BYTES);
 	bool zruns = s->flags & CPA_RAW_STACK_ZRUNS;
-	uint32_t stored = zruns ? get32(p + 84) : s->stack_len;
+	uint32_t stored = zruns ? cpa_get_le32(p + 84) : s->stack_len;
 	uint64_t want = RAW_FIXED +
 			8ull * (s->n_kernel + s->n_user + s->n_regs) +
 			stored;
@@ -734,11 +685,11 @@ int cpa_decode_raw_sample(const struct cpa_record *rec,
 				rec->len, (unsigned long long)want);
 	const uint8_t *q = p + RAW_FIXED;
 	for (unsigned i = 0; i < s->n_kernel; i++, q += 8)
-		s->kernel_ips[i] = get64(q);
+		s->kernel_ips[i] = cpa_get_le64(q);
 	for (unsigned i = 0; i < s->n_user; i++, q += 8)
-		s->user_ips[i] = get64(q);
+		s->user_ips[i] = cpa_get_le64(q);
 	for (unsigned i = 0; i < s->n_regs; i++, q += 8)
-		s->regs[i] = get64(q);
+		s->regs[i] = cpa_get_le64(q);
 	s->stack = s->stack_len ? q : NULL;
 	if (zruns) {
 		s->flags &= ~CPA_RAW_STACK_ZRUNS;
@@ -762,11 +713,11 @@ int cpa_decode_task(const struct cpa_record *rec, struct cpa_task *t,
 		return dec_fail(rec, err, errlen, "length %u, expected %d",
 				rec->len, TASK_FIXED);
 	const uint8_t *p = rec->payload;
-	t->time_ns = get64(p);
-	t->pid = get32(p + 8);
-	t->tid = get32(p + 12);
-	t->ppid = get32(p + 16);
-	t->event = get16(p + 20);
+	t->time_ns = cpa_get_le64(p);
+	t->pid = cpa_get_le32(p + 8);
+	t->tid = cpa_get_le32(p + 12);
+	t->ppid = cpa_get_le32(p + 16);
+	t->event = cpa_get_le16(p + 20);
 	get_comm(t->comm, p + 24);
 	if (t->event < CPA_TASK_SEEN || t->event > CPA_TASK_FORK)
 		return dec_fail(rec, err, errlen, "unknown task event %u",
@@ -783,20 +734,20 @@ int cpa_decode_mmap(const struct cpa_record *rec, struct cpa_mmap *m,
 		return dec_fail(rec, err, errlen, "length %u below the fixed "
 				"part (%d)", rec->len, MMAP_FIXED);
 	const uint8_t *p = rec->payload;
-	m->time_ns = get64(p);
-	m->start = get64(p + 8);
-	m->len = get64(p + 16);
-	m->pgoff = get64(p + 24);
-	m->inode = get64(p + 32);
-	m->pid = get32(p + 40);
-	m->prot = get32(p + 44);
-	m->flags = get32(p + 48);
+	m->time_ns = cpa_get_le64(p);
+	m->start = cpa_get_le64(p + 8);
+	m->len = cpa_get_le64(p + 16);
+	m->pgoff = cpa_get_le64(p + 24);
+	m->inode = cpa_get_le64(p + 32);
+	m->pid = cpa_get_le32(p + 40);
+	m->prot = cpa_get_le32(p + 44);
+	m->flags = cpa_get_le32(p + 48);
 	m->build_id_len = p[52];
 	if (m->build_id_len > CPA_BUILD_ID_MAX)
 		return dec_fail(rec, err, errlen, "build id of %u bytes, at "
 				"most %d", m->build_id_len, CPA_BUILD_ID_MAX);
 	memcpy(m->build_id, p + 56, CPA_BUILD_ID_MAX);
-	m->path_len = get16(p + 76);
+	m->path_len = cpa_get_le16(p + 76);
 	if (m->path_len > CPA_PATH_MAX ||
 	    MMAP_FIXED + (uint32_t)m->path_len != rec->len)
 		return dec_fail(rec, err, errlen,
@@ -820,10 +771,10 @@ int cpa_decode_lost(const struct cpa_record *rec, struct cpa_lost *l,
 		return dec_fail(rec, err, errlen, "length %u, expected %d",
 				rec->len, LOST_FIXED);
 	const uint8_t *p = rec->payload;
-	l->time_ns = get64(p);
-	l->count = get64(p + 8);
-	l->reason = get32(p + 16);
-	l->cpu = get32(p + 20);
+	l->time_ns = cpa_get_le64(p);
+	l->count = cpa_get_le64(p + 8);
+	l->reason = cpa_get_le32(p + 16);
+	l->cpu = cpa_get_le32(p + 20);
 	return 0;
 }
 
@@ -835,7 +786,7 @@ int cpa_decode_string(const struct cpa_record *rec, struct cpa_string *s,
 	if (rec->len < STRING_FIXED)
 		return dec_fail(rec, err, errlen, "length %u, at least %d",
 				rec->len, STRING_FIXED);
-	s->id = get32(rec->payload);
+	s->id = cpa_get_le32(rec->payload);
 	s->len = rec->len - STRING_FIXED;
 	s->str = (const char *)rec->payload + STRING_FIXED;
 	if (s->id == 0)
@@ -854,8 +805,8 @@ int cpa_decode_stack(const struct cpa_record *rec, struct cpa_stack *s,
 	if (rec->len < STACK_FIXED)
 		return dec_fail(rec, err, errlen, "length %u, at least %d",
 				rec->len, STACK_FIXED);
-	s->id = get32(rec->payload);
-	s->n = get32(rec->payload + 4);
+	s->id = cpa_get_le32(rec->payload);
+	s->n = cpa_get_le32(rec->payload + 4);
 	if (s->id == 0)
 		return dec_fail(rec, err, errlen, "stack id 0 is reserved");
 	if (s->n > CPA_MAX_STACK_DEPTH)
@@ -878,19 +829,19 @@ int cpa_decode_sample(const struct cpa_record *rec, struct cpa_sample *s,
 		return dec_fail(rec, err, errlen, "length %u, expected %d",
 				rec->len, SAMPLE_FIXED);
 	const uint8_t *p = rec->payload;
-	s->time_ns = get64(p);
-	s->weight = get64(p + 8);
-	s->cgroup_id = get64(p + 16);
-	s->pid = get32(p + 24);
-	s->tid = get32(p + 28);
-	s->cpu = get32(p + 32);
-	s->kind = get16(p + 36);
-	s->flags = get16(p + 38);
-	s->stack_id = get32(p + 40);
-	s->comm_id = get32(p + 44);
-	s->thread_id = get32(p + 48);
-	s->container_id = get32(p + 52);
-	s->env_id = get32(p + 56);
+	s->time_ns = cpa_get_le64(p);
+	s->weight = cpa_get_le64(p + 8);
+	s->cgroup_id = cpa_get_le64(p + 16);
+	s->pid = cpa_get_le32(p + 24);
+	s->tid = cpa_get_le32(p + 28);
+	s->cpu = cpa_get_le32(p + 32);
+	s->kind = cpa_get_le16(p + 36);
+	s->flags = cpa_get_le16(p + 38);
+	s->stack_id = cpa_get_le32(p + 40);
+	s->comm_id = cpa_get_le32(p + 44);
+	s->thread_id = cpa_get_le32(p + 48);
+	s->container_id = cpa_get_le32(p + 52);
+	s->env_id = cpa_get_le32(p + 56);
 	return 0;
 }
 
@@ -922,9 +873,9 @@ int cpa_decode_end(const struct cpa_record *rec, struct cpa_end *e, char *err,
 	if (rec->len != END_FIXED)
 		return dec_fail(rec, err, errlen, "length %u, expected %d",
 				rec->len, END_FIXED);
-	e->samples = get64(rec->payload);
-	e->lost = get64(rec->payload + 8);
-	e->records = get64(rec->payload + 16);
+	e->samples = cpa_get_le64(rec->payload);
+	e->lost = cpa_get_le64(rec->payload + 8);
+	e->records = cpa_get_le64(rec->payload + 16);
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "log.h"
 #include "symstream.h"
 
@@ -122,11 +123,9 @@ int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 					 "string id %u out of order (expected "
 					 "%u)", s.id, d->nstrs);
 		if (d->nstrs == d->capstrs) {
-			d->capstrs *= 2;
-			d->strs = cpa_realloc(d->strs,
-					      d->capstrs * sizeof(*d->strs));
-			d->str_lens = cpa_realloc(
-				d->str_lens, d->capstrs * sizeof(*d->str_lens));
+			uint32_t cap = d->capstrs;
+			CPA_GROW(d->strs, d->capstrs, (size_t)d->nstrs + 1);
+			CPA_GROW(d->str_lens, cap, (size_t)d->nstrs + 1);
 		}
 		d->strs[d->nstrs] = cpa_strndup(s.str, s.len);
 		d->str_lens[d->nstrs] = s.len;
@@ -154,11 +153,7 @@ int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 			}
 			frames[i + 1] = f;
 		}
-		if (d->nstacks == d->capstacks) {
-			d->capstacks *= 2;
-			d->stacks = cpa_realloc(
-				d->stacks, d->capstacks * sizeof(*d->stacks));
-		}
+		CPA_GROW(d->stacks, d->capstacks, (size_t)d->nstacks + 1);
 		d->stacks[d->nstacks++] = frames;
 		return 1;
 	}

@@ -101,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cpa_store_dict sd;
 	cpa_store_dict_init(&sd);
 	cpa_store_dict_decode(&sd, data, size, err, sizeof(err));
-	struct cpa_store_buf raw = {0}, scratch = {0};
+	struct cpa_buf raw = {0}, scratch = {0};
 	cpa_store_block_unpack(data, size, &raw, err, sizeof(err));
 	struct cpa_store_index_entry ie = {.min_start = 0, .max_end = UINT64_MAX,
 					   .n_windows = 1};
@@ -110,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cpa_store_windows_decode(data, size, &sd, &ie, 1, &scratch,
 					 count_window, &sum, err, sizeof(err));
 	cpa_store_dict_free(&sd);
-	cpa_store_buf_free(&raw);
-	cpa_store_buf_free(&scratch);
+	cpa_buf_free(&raw);
+	cpa_buf_free(&scratch);
 	return 0;
 }

@@ -1,14 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* Time, size and CPU-set parsing, folded lines, labels and interning. */
+/* Time, size and CPU-set parsing, folded lines, labels and interning;
+ * the primitives: hash table, growth, buffers, LEB128, little-endian
+ * fields and error messages. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "cpuset.h"
 #include "folded.h"
+#include "hash.h"
+#include "htab.h"
 #include "intern.h"
 #include "labels.h"
+#include "le.h"
+#include "leb128.h"
+#include "log.h"
 #include "timeparse.h"
 #include "unit.h"
 
@@ -248,6 +257,204 @@ static void test_labels_and_intern(void)
 	cpa_stacktab_free(stt);
 }
 
+/* A u64-keyed map on the table: keys[id], values beside them. */
+struct u64map {
+	struct cpa_htab t;
+	uint64_t *keys;
+	uint32_t n;
+	size_t cap;
+};
+
+static uint32_t u64map_get(struct u64map *m, uint64_t key, uint64_t h,
+			   bool add)
+{
+	struct cpa_htab_probe pr;
+	for (uint32_t id = cpa_htab_first(&m->t, h, &pr); id;
+	     id = cpa_htab_next(&m->t, &pr))
+		if (m->keys[id] == key)
+			return id;
+	if (!add)
+		return 0;
+	CPA_GROW(m->keys, m->cap, (size_t)m->n + 2);
+	m->keys[++m->n] = key;
+	cpa_htab_add(&m->t, &pr, m->n);
+	return m->n;
+}
+
+static void test_htab(void)
+{
+	struct u64map m = {0};
+	cpa_htab_init(&m.t, 4);
+	size_t first = cpa_htab_bytes(&m.t);
+	bool ok = true;
+	for (uint64_t k = 0; k < 100000; k++)
+		ok &= u64map_get(&m, k * 7919, cpa_hash_u64(k * 7919), true) ==
+		      k + 1;
+	CHECK(ok);
+	CHECK(m.t.count == 100000);
+	CHECK(cpa_htab_bytes(&m.t) > first);
+	/* at most half full after growing */
+	CHECK((uint64_t)m.t.count * 2 <= (uint64_t)m.t.mask + 1);
+	ok = true;
+	for (uint64_t k = 0; k < 100000; k++)
+		ok &= u64map_get(&m, k * 7919, cpa_hash_u64(k * 7919), false) ==
+		      k + 1;
+	CHECK(ok);
+	CHECK(u64map_get(&m, 3, cpa_hash_u64(3), false) == 0);
+
+	/* Every key hashing alike still finds each: the key decides. */
+	cpa_htab_clear(&m.t);
+	m.n = 0;
+	CHECK(u64map_get(&m, 1, 42, false) == 0);
+	ok = true;
+	for (uint64_t k = 0; k < 300; k++)
+		ok &= u64map_get(&m, k, 42, true) == k + 1;
+	for (uint64_t k = 0; k < 300; k++)
+		ok &= u64map_get(&m, k, 42, false) == k + 1;
+	CHECK(ok);
+	CHECK(u64map_get(&m, 300, 42, false) == 0);
+	/* Same low 32 bits, different high: one slot run, told apart. */
+	CHECK(u64map_get(&m, 1000, 42 | 1ull << 40, true) == 301);
+	CHECK(u64map_get(&m, 1000, 42 | 1ull << 40, false) == 301);
+	cpa_htab_free(&m.t);
+	free(m.keys);
+}
+
+static void test_grow(void)
+{
+	CHECK(cpa_grow_cap(0, 1, 16, 4) == 16);
+	CHECK(cpa_grow_cap(16, 17, 16, 4) == 32);
+	CHECK(cpa_grow_cap(16, 100, 16, 4) == 128);
+	CHECK(cpa_grow_cap(64, 10, 16, 4) == 64);	/* fits already */
+	/* overflow: elements whose bytes do not fit a size_t */
+	CHECK(cpa_grow_cap(16, SIZE_MAX / 4 + 1, 16, 4) == 0);
+	CHECK(cpa_grow_cap(0, SIZE_MAX, 1, 2) == 0);
+	CHECK(cpa_grow_cap(0, 1, 1, 0) == 0);
+	/* near the top doubling would wrap: it stops at exactly need */
+	size_t big = SIZE_MAX / 8 + 1;
+	CHECK(cpa_grow_cap(big, big + 1, 1, 4) == big + 1);
+	CHECK(cpa_grow_cap(SIZE_MAX / 8, big, 1, 4) == SIZE_MAX / 4 - 1);
+	CHECK(cpa_grow_cap(SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 2, 1, 1) ==
+	      SIZE_MAX / 2 + 2);
+
+	uint16_t *v = NULL;
+	uint8_t cap = 0;	/* a narrow capacity type is fine */
+	bool ok = true;
+	for (unsigned n = 0; n < 128; n++) {
+		CPA_GROW(v, cap, n + 1);
+		v[n] = (uint16_t)n;
+		ok &= cap >= n + 1;
+	}
+	for (unsigned n = 0; n < 128; n++)
+		ok &= v[n] == n;
+	CHECK(ok);
+	CHECK(cap == 128);
+	free(v);
+	uint32_t *z = NULL;
+	uint32_t zcap = 0;
+	CPA_GROW_ZERO(z, zcap, 5);
+	z[4] = 7;
+	CPA_GROW_ZERO(z, zcap, 1000);
+	CHECK(zcap >= 1000);
+	CHECK(z[4] == 7);
+	ok = true;
+	for (uint32_t i = 5; i < zcap; i++)
+		ok &= z[i] == 0;
+	CHECK(ok);
+	free(z);
+}
+
+static void test_buf_and_leb128(void)
+{
+	static const struct {
+		uint64_t v;
+		unsigned n;
+		uint8_t bytes[10];
+	} cases[] = {
+		{0, 1, {0}},
+		{127, 1, {0x7f}},
+		{128, 2, {0x80, 0x01}},
+		{624485, 3, {0xe5, 0x8e, 0x26}},
+		{UINT64_MAX, 10, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				  0xff, 0xff, 0x01}},
+	};
+	struct cpa_buf b = {0};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		b.len = 0;
+		cpa_buf_uleb128(&b, cases[i].v);
+		CHECK(b.len == cases[i].n);
+		CHECK(cpa_uleb128_size(cases[i].v) == cases[i].n);
+		CHECK(!memcmp(b.p, cases[i].bytes, cases[i].n));
+		const uint8_t *p = b.p;
+		uint64_t v = 1;
+		CHECK(cpa_uleb128(&p, b.p + b.len, &v) && v == cases[i].v);
+		CHECK(p == b.p + b.len);
+		/* one byte short is a truncated number */
+		p = b.p;
+		CHECK(!cpa_uleb128(&p, b.p + b.len - 1, &v));
+	}
+	/* 65 bits, and 11 bytes even of zeros, are not a 64-bit number */
+	static const uint8_t over[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+				       0xff, 0xff, 0xff, 0x02};
+	static const uint8_t longer[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+					 0x80, 0x80, 0x80, 0x80, 0x00};
+	const uint8_t *p = over;
+	uint64_t v;
+	CHECK(!cpa_uleb128(&p, over + sizeof(over), &v));
+	p = longer;
+	CHECK(!cpa_uleb128(&p, longer + sizeof(longer), &v));
+	static const uint8_t padded[] = {0x85, 0x80, 0x00};	/* 5, padded */
+	p = padded;
+	CHECK(cpa_uleb128(&p, padded + 3, &v) && v == 5);
+	static const uint8_t neg[] = {0x7f, 0x80, 0x7f, 0xc0, 0xbb, 0x78};
+	int64_t s;
+	p = neg;
+	CHECK(cpa_sleb128(&p, neg + 1, &s) && s == -1);
+	CHECK(cpa_sleb128(&p, neg + 3, &s) && s == -128);
+	CHECK(cpa_sleb128(&p, neg + 6, &s) && s == -123456);
+	p = neg + 1;
+	CHECK(!cpa_sleb128(&p, neg + 2, &s));
+
+	b.len = 0;
+	cpa_buf_add(&b, "abc", 3);
+	cpa_buf_add(&b, NULL, 0);
+	for (int i = 0; i < 10000; i++)
+		cpa_buf_add(&b, "xy", 2);
+	CHECK(b.len == 20003 && b.cap >= b.len && !memcmp(b.p, "abcxy", 5));
+	cpa_buf_free(&b);
+	CHECK(b.p == NULL && b.len == 0 && b.cap == 0);
+}
+
+static void test_le(void)
+{
+	uint8_t b[8];
+	cpa_put_le16(b, 0x1234);
+	CHECK(b[0] == 0x34 && b[1] == 0x12 && cpa_get_le16(b) == 0x1234);
+	cpa_put_le32(b, 0xdeadbeef);
+	CHECK(b[0] == 0xef && b[3] == 0xde && cpa_get_le32(b) == 0xdeadbeef);
+	cpa_put_le64(b, 0x0102030405060708ull);
+	CHECK(b[0] == 8 && b[7] == 1);
+	CHECK(cpa_get_le64(b) == 0x0102030405060708ull);
+}
+
+static void test_fail(void)
+{
+	char err[64];
+	CHECK(cpa_fail(err, sizeof(err), "bad %s", "thing") == -1);
+	CHECK_STR(err, "bad thing");
+	CHECK(cpa_fail_at(err, sizeof(err), 42, "short %d", 7) == -1);
+	CHECK_STR(err, "byte 42: short 7");
+	CHECK(cpa_fail_in(err, sizeof(err), "<stdin>", 9, "bad") == -1);
+	CHECK_STR(err, "<stdin>: byte 9: bad");
+	CHECK(cpa_fail_errno(err, sizeof(err), 2, "%s", "x/meta") == -2);
+	CHECK_STR(err, "x/meta: No such file or directory");
+	/* a long input name is cut, never overrun */
+	char small[12];
+	cpa_fail_in(small, sizeof(small), "a-very-long-name", 1, "m");
+	CHECK_STR(small, "a-very-long");
+	CHECK(cpa_fail(NULL, 0, "nowhere") == -1);
+}
+
 int main(void)
 {
 	test_durations();
@@ -256,5 +463,10 @@ int main(void)
 	test_cpusets();
 	test_folded();
 	test_labels_and_intern();
+	test_htab();
+	test_grow();
+	test_buf_and_leb128();
+	test_le();
+	test_fail();
 	return unit_done("lib_test");
 }

@@ -45,7 +45,7 @@ static void test_codec(void)
 	ie[33] ^= 0x40;
 	CHECK(cpa_store_index_decode(ie, &d, err, sizeof(err)) == -1);
 
-	struct cpa_store_buf blk = {0}, raw = {0};
+	struct cpa_buf blk = {0}, raw = {0};
 	const char text[] = "a block of text a block of text a block of text";
 	CHECK(cpa_store_block_pack(&blk, text, sizeof(text), 3, err,
 				   sizeof(err)) == 0);
@@ -58,8 +58,8 @@ static void test_codec(void)
 	CHECK(cpa_store_block_unpack(blk.p, blk.len, &raw, err,
 				     sizeof(err)) == -1);
 	CHECK_STR(err, "block checksum mismatch");
-	cpa_store_buf_free(&blk);
-	cpa_store_buf_free(&raw);
+	cpa_buf_free(&blk);
+	cpa_buf_free(&raw);
 
 	char **kv;
 	const char meta[] = "format=1.0\n# comment\n\nhost=a\nhost=b\n";
