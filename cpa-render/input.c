@@ -494,9 +494,7 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 		goto out;
 	}
 	if (!r.ended)
-		cpa_warn("%s: stream ends without its end record (truncated "
-			 "after byte %llu); drawing what arrived", name,
-			 (unsigned long long)r.offset);
+		cpa_reader_warn_unended(&r, "truncated; drawing what arrived");
 	if (p->lost)
 		cpa_warn("%s: %llu samples were lost upstream", name,
 			 (unsigned long long)p->lost);

@@ -272,8 +272,8 @@ void input_close(struct input *in)
 {
 	if (!in->folded) {
 		if (!in->r.ended && in->eof)
-			cpa_warn("%s: stream ended without an end record (the "
-				 "upstream stage stopped early?)", in->name);
+			cpa_reader_warn_unended(&in->r, "upstream stopped "
+						"early; what came is stored");
 		cpa_reader_free(&in->r);
 		cpa_dict_free(&in->dict);
 	} else {

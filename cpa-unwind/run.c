@@ -12,6 +12,7 @@
 #include "selfstats.h"
 #include "unwind.h"
 
+/* 0 handled, 1 dropped (err says why), -1 malformed input (err). */
 static int handle(struct unwinder *u, struct output *out,
 		  const struct cpa_record *rec, char *err, size_t errlen)
 {
@@ -35,14 +36,24 @@ static int handle(struct unwinder *u, struct output *out,
 	case CPA_REC_STRING:
 	case CPA_REC_STACK:
 	case CPA_REC_SAMPLE:
+	case CPA_REC_RESET:
 		/* Already symbolized input would need its ids remapped into
-		 * ours; nothing upstream of cpa-unwind produces it. */
+		 * ours (and a reset passed on would empty downstream's
+		 * dictionary under our ids); nothing upstream of cpa-unwind
+		 * produces it. */
 		snprintf(err, errlen, "byte %llu: %s record: input is already "
 			 "symbolized (cpa-unwind reads cpa-capture's output)",
 			 (unsigned long long)rec->offset,
 			 cpa_record_type_name(rec->type));
 		return -1;
 	default:
+		/* The next stage would refuse a malformed record and stop;
+		 * what we pass on (meta, types newer than us) carries no
+		 * sample, so a bad one is dropped, said and counted. */
+		if (cpa_record_check(rec, err, errlen) < 0) {
+			u->st.dropped++;
+			return 1;
+		}
 		u->st.passthrough++;
 		output_passthrough(out, rec);
 		return 0;
@@ -68,9 +79,7 @@ int unwind_stream(struct unwinder *u, struct output *out,
 			if (!r->ended) {
 				/* Keep what came and say where it stopped;
 				 * downstream sees the gap as a lost record. */
-				cpa_warn("%s: byte %llu: stream ended without "
-					 "an end record (upstream cut off)",
-					 name, (unsigned long long)r->offset);
+				cpa_reader_warn_unended(r, "upstream cut off");
 				struct cpa_lost l = {
 					.reason = CPA_LOST_UPSTREAM,
 					.cpu = UINT32_MAX,
@@ -80,10 +89,15 @@ int unwind_stream(struct unwinder *u, struct output *out,
 			}
 			break;
 		}
-		if (handle(u, out, &rec, err, sizeof(err)) < 0) {
+		int h = handle(u, out, &rec, err, sizeof(err));
+		if (h < 0) {
 			cpa_err("%s: %s", name, err);
 			malformed = true;
 			break;
+		}
+		if (h > 0) {
+			cpa_warn("%s: %s; record dropped", name, err);
+			status = CPA_EXIT_FAILURE;
 		}
 		if (rec.type == CPA_REC_RAW_SAMPLE) {
 			elfcache_trim(u->cache);

@@ -68,8 +68,10 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 	fprintf(f, "  dictionaries   strings=%" PRIu64 " (%" PRIu64 " bytes) stacks=%"
 		   PRIu64 " (%" PRIu64 " bytes)\n", ns, nsb, nk, nkb);
 	fprintf(f, "  records        tasks=%" PRIu64 " mmaps=%" PRIu64
-		   " lost=%" PRIu64 " passed-through=%" PRIu64 "\n",
-		st->tasks, st->mmaps, st->lost_in, st->passthrough);
+		   " lost=%" PRIu64 " passed-through=%" PRIu64
+		   " dropped-malformed=%" PRIu64 "\n",
+		st->tasks, st->mmaps, st->lost_in, st->passthrough,
+		st->dropped);
 	fprintf(f, "  latency per sample (ns):\n");
 	for (unsigned b = 0; b < LAT_BUCKETS; b++) {
 		if (!st->lat[b])
@@ -88,7 +90,7 @@ static struct {
 	uint64_t *frames, *truncated, *unresolved_user, *unresolved_kernel;
 	uint64_t *jit, *inlined, *lost, *procs, *objects, *bytes, *loads;
 	uint64_t *evictions, *unloads, *fails, *lat_p50, *lat_p99, *unwind_ns;
-	uint64_t *dict_bytes, *dict_resets;
+	uint64_t *dict_bytes, *dict_resets, *dropped;
 } ctr;
 
 void stats_publish_init(void)
@@ -126,6 +128,7 @@ void stats_publish_init(void)
 	ctr.unwind_ns = cpa_stat("unwind_ns");
 	ctr.dict_bytes = cpa_gauge("dictionary_bytes");
 	ctr.dict_resets = cpa_stat("dictionary_resets");
+	ctr.dropped = cpa_stat("dropped_malformed_records");
 }
 
 /* Upper bound of the histogram bucket holding quantile q. */
@@ -159,6 +162,7 @@ void stats_publish(struct unwinder *u)
 	*ctr.jit = st->jit_frames;
 	*ctr.inlined = st->inline_frames;
 	*ctr.lost = st->lost_in;
+	*ctr.dropped = st->dropped;
 	*ctr.procs = proctab_count(u->procs);
 	*ctr.objects = cs.objects;
 	*ctr.bytes = cs.bytes;

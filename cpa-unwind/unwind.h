@@ -37,6 +37,7 @@ struct unwind_stats {
 	uint64_t unresolved_user, unresolved_kernel, jit_frames;
 	uint64_t inline_frames;
 	uint64_t tasks, mmaps, lost_in, passthrough;
+	uint64_t dropped;		/* malformed pass-through records */
 	uint64_t lat[LAT_BUCKETS];	/* per-sample unwind+symbolize time */
 	uint64_t lat_total_ns;
 	uint64_t start_ns;		/* monotonic, first record */

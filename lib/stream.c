@@ -606,6 +606,13 @@ void cpa_reader_free(struct cpa_reader *r)
 	r->buf = NULL;
 }
 
+void cpa_reader_warn_unended(const struct cpa_reader *r,
+			     const char *consequence)
+{
+	cpa_warn("%s: byte %llu: stream ended without an end record (%s)",
+		 r->name, (unsigned long long)r->offset, consequence);
+}
+
 /* ---- typed decoders ---------------------------------------------------- */
 
 static int dec_fail(const struct cpa_record *rec, char *err, size_t errlen,
@@ -975,4 +982,52 @@ bool cpa_stream_detect(const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	return len >= 1 && p[0] == (uint8_t)CPA_STREAM_MAGIC[0];
+}
+
+int cpa_record_check(const struct cpa_record *rec, char *err, size_t errlen)
+{
+	union {
+		struct cpa_task t;
+		struct cpa_mmap m;
+		struct cpa_lost l;
+		struct cpa_string s;
+		struct cpa_stack k;
+		struct cpa_sample x;
+		struct cpa_meta e;
+		struct cpa_end n;
+	} u;
+	switch (rec->type) {
+	case CPA_REC_RAW_SAMPLE: {
+		/* a snapshot stored as zero runs is checked by decoding it */
+		struct cpa_raw_sample *s = cpa_malloc(sizeof(*s));
+		uint8_t *stack = cpa_malloc(CPA_MAX_STACK_BYTES);
+		int r = cpa_decode_raw_sample(rec, s, stack, err, errlen);
+		free(stack);
+		free(s);
+		return r;
+	}
+	case CPA_REC_TASK:
+		return cpa_decode_task(rec, &u.t, err, errlen);
+	case CPA_REC_MMAP:
+		return cpa_decode_mmap(rec, &u.m, err, errlen);
+	case CPA_REC_LOST:
+		return cpa_decode_lost(rec, &u.l, err, errlen);
+	case CPA_REC_STRING:
+		return cpa_decode_string(rec, &u.s, err, errlen);
+	case CPA_REC_STACK:
+		return cpa_decode_stack(rec, &u.k, err, errlen);
+	case CPA_REC_SAMPLE:
+		return cpa_decode_sample(rec, &u.x, err, errlen);
+	case CPA_REC_META:
+		return cpa_decode_meta(rec, &u.e, err, errlen);
+	case CPA_REC_RESET:
+		if (rec->len)
+			return dec_fail(rec, err, errlen, "length %u, "
+					"expected 0", rec->len);
+		return 0;
+	case CPA_REC_END:
+		return cpa_decode_end(rec, &u.n, err, errlen);
+	default:
+		return 0;
+	}
 }

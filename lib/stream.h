@@ -265,6 +265,11 @@ int cpa_reader_init(struct cpa_reader *r, int fd, const char *name,
  */
 int cpa_reader_next(struct cpa_reader *r, struct cpa_record *rec);
 void cpa_reader_free(struct cpa_reader *r);
+/* The one warning for input that ended without its END record, naming
+ * the input and the byte offset where it stopped; consequence says what
+ * the tool does about it ("the stored windows are kept"). */
+void cpa_reader_warn_unended(const struct cpa_reader *r,
+			     const char *consequence);
 /* Bytes already read and buffered; 0 means the next cpa_reader_next() may
  * block, so a filter should flush its output first to keep the pipe live. */
 static inline size_t cpa_reader_pending(const struct cpa_reader *r)
@@ -298,6 +303,15 @@ int cpa_decode_meta(const struct cpa_record *rec, struct cpa_meta *m,
 		    char *err, size_t errlen);
 int cpa_decode_end(const struct cpa_record *rec, struct cpa_end *e,
 		   char *err, size_t errlen);
+
+/*
+ * For a record a tool passes downstream without handling it: validates
+ * the payload of a known type as completely as its typed decoder does, so
+ * the next stage is never handed a record it must refuse. Records of
+ * types newer than this build have only their framing, which the reader
+ * checked. 0, or -1 with err set as the decoders set it.
+ */
+int cpa_record_check(const struct cpa_record *rec, char *err, size_t errlen);
 
 static inline uint32_t cpa_stack_frame(const struct cpa_stack *s, uint32_t i)
 {

@@ -268,7 +268,7 @@ need() {
 	"$MKSTREAM" < "$T/t.desc" > "$T/n.cpa"
 	run cpa-render "$T/n.cpa"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"warning: "*"n.cpa: stream ends without its end record"* ]]
+	grep -qxF "cpa-render: warning: $T/n.cpa: byte $(stat -c %s "$T/n.cpa"): stream ended without an end record (truncated; drawing what arrived)" <<<"$output"
 	# a capture not yet unwound is named as such
 	printf 'raw 3\n' | "$MKSTREAM" > "$T/raw.cpa"
 	run cpa-render "$T/raw.cpa"

@@ -179,6 +179,15 @@ setup() {
 	"$GEN" --start $((T0 + 10)) --duration 2 | cpa-store --dir "$T/s"
 }
 
+@test "store: a stream without its end record is stored, and the warning names the byte offset" {
+	"$GEN" --duration 3 --no-end >"$T/in"
+	run cpa-store --dir "$T/s" <"$T/in"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "cpa-store: warning: <stdin>: byte $(stat -c %s "$T/in"): stream ended without an end record (upstream stopped early; what came is stored)" ]
+	[ "$(cpa-query --dir "$T/s" | awk '{s += $NF} END {print (s > 0)}')" = 1 ]
+}
+
 @test "store: bad input is reported with its offset after what came before is stored" {
 	"$GEN" --duration 5 --no-end >"$T/good"
 	cp "$T/good" "$T/bad"

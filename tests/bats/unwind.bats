@@ -267,6 +267,33 @@ teardown() {
 	grep -qx '\[lost\] 7' <<<"$output"
 }
 
+@test "a malformed meta record is dropped, named and counted; the store downstream keeps going" {
+	"$WL/selfsnap" --samples 3 >"$T/s.cpa"
+	# META "abc": no NUL after its key; then a good one
+	{ head -c 16 "$T/s.cpa"
+	  printf '\x08\x00\x00\x00\x03\x00\x00\x00abc'
+	  printf '\x08\x00\x00\x00\x05\x00\x00\x00ok\x00go'
+	  tail -c +17 "$T/s.cpa"; } >"$T/meta.cpa"
+	set -o pipefail
+	run bash -c "cpa-unwind --stats-file '$T/stats' '$T/meta.cpa' 2>'$T/err' | cpa-store --dir '$T/st'; echo \"\${PIPESTATUS[*]}\""
+	cat "$T/err"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "1 0" ]
+	[ "$(grep -c warning "$T/err")" -eq 1 ]
+	grep -qx "cpa-unwind: warning: $T/meta.cpa: byte 16: meta record: no NUL after the key; record dropped" "$T/err"
+	grep -qx 'dropped_malformed_records=1' "$T/stats"
+	# every sample and the good meta reached the store
+	cpa-query --dir "$T/st" >"$T/q"
+	[ "$(awk -v c=";$CHAIN" 'index($0, c " ") {n += $NF} END {print n}' "$T/q")" -eq 3 ]
+	grep -qx 'stream.ok=go' "$T"/st/*Z/meta
+	# a reset would empty downstream's dictionary under our ids: refused
+	{ head -c 16 "$T/s.cpa"; printf '\x09\x00\x00\x00\x00\x00\x00\x00'; tail -c +17 "$T/s.cpa"; } >"$T/reset.cpa"
+	run cpa-unwind "$T/reset.cpa"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"reset.cpa: byte 16: reset record: input is already symbolized"* ]]
+}
+
 @test "--no-demangle, --labels and bad options" {
 	"$WL/selfsnap" >"$T/s.cpa"
 	run cpa-unwind --folded --labels comm,pid "$T/s.cpa"

@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		cpa_die("%s", r.err);
 	if (!r.ended)
-		cpa_die("%s: byte %llu: stream ends without an end record",
+		cpa_die("%s: byte %llu: stream ended without an end record",
 			name, (unsigned long long)r.offset);
 	cpa_reader_free(&r);
 	return 0;

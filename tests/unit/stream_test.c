@@ -317,6 +317,13 @@ static int decode_raw(const struct cpa_record *rec, struct cpa_raw_sample *s,
 	return cpa_decode_raw_sample(rec, s, snap, err, errlen);
 }
 
+static int check_passthrough(const struct cpa_record *rec, void *unused,
+			     char *err, size_t errlen)
+{
+	(void)unused;
+	return cpa_record_check(rec, err, errlen);
+}
+
 static void test_decode_errors(void)
 {
 	uint8_t p[4096];
@@ -411,6 +418,21 @@ static void test_decode_errors(void)
 			    "empty key");
 	EXPECT_DECODE_ERROR(CPA_REC_META, "k\0a\0c", 5, cpa_decode_meta,
 			    "NUL byte in value");
+
+	/* a record passed through is checked as its decoder checks it */
+	EXPECT_DECODE_ERROR(CPA_REC_META, "abc", 3, check_passthrough,
+			    "meta record: no NUL after the key");
+	EXPECT_DECODE_ERROR(CPA_REC_RESET, "x", 1, check_passthrough,
+			    "reset record: length 1, expected 0");
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 40, check_passthrough,
+			    "below the fixed part");
+	struct cpa_record rec = {.type = 42, .len = 3,
+				 .payload = (const uint8_t *)"abc"};
+	char err[160] = "";
+	CHECK(cpa_record_check(&rec, err, sizeof(err)) == 0);
+	rec.type = CPA_REC_META;
+	rec.payload = (const uint8_t *)"k\0v";
+	CHECK(cpa_record_check(&rec, err, sizeof(err)) == 0);
 }
 
 /* Writes one raw sample with the snapshot stack[0..len) and reads it back;
