@@ -27,15 +27,7 @@ BUILT_SOURCES += cpa-render/assets.c
 CLEANFILES += cpa-render/assets.c
 EXTRA_DIST += $(CPA_RENDER_JS) cpa-render/js2c.sh
 
-# pprof profile.proto encoder, shared with cpa-query
-lib_libcpa_a_SOURCES += lib/pprof.c lib/pprof.h
-
 dist_man1_MANS += docs/man/cpa-render.1
-
-# Test tool: a cpa stream from a text description of samples.
-check_PROGRAMS += cpa-render/mkstream
-cpa_render_mkstream_SOURCES = cpa-render/mkstream.c
-cpa_render_mkstream_LDADD = lib/libcpa.a $(M_LIBS)
 
 TESTS += tests/bats/render.bats tests/bats/render-browser.bats
 EXTRA_DIST += tests/bats/render.bats tests/bats/render-browser.bats \

@@ -1,9 +1,4 @@
 # cpa-store: see docs/man/cpa-store.1
-# The store format (lib/store*) is shared with cpa-query, so it lives in
-# lib/ and is listed here, next to the tool that defines it.
-lib_libcpa_a_SOURCES += \
-	lib/store.h lib/store_format.c lib/store_write.c lib/store_read.c
-
 bin_PROGRAMS += cpa-store/cpa-store
 cpa_store_cpa_store_SOURCES = \
 	cpa-store/main.c \

@@ -1,6 +1,5 @@
-# lib/: code shared by every tool, built once into libcpa.a. Tools that
-# add shared code (e.g. the store format) append to lib_libcpa_a_SOURCES
-# in their own local.mk.
+# lib/: code shared by every tool, built once into libcpa.a, and listed
+# only here.
 noinst_LIBRARIES += lib/libcpa.a
 lib_libcpa_a_SOURCES = \
 	lib/stream.c lib/stream.h \
@@ -15,4 +14,6 @@ lib_libcpa_a_SOURCES = \
 	lib/options.c lib/options.h \
 	lib/timeparse.c lib/timeparse.h \
 	lib/cpuset.c lib/cpuset.h lib/leb128.h \
-	lib/selfstats.c lib/selfstats.h
+	lib/selfstats.c lib/selfstats.h \
+	lib/store.h lib/store_format.c lib/store_write.c lib/store_read.c \
+	lib/pprof.c lib/pprof.h

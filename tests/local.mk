@@ -34,6 +34,11 @@ check_PROGRAMS += tests/tools/cpa-dump
 tests_tools_cpa_dump_SOURCES = tests/tools/cpa-dump.c
 tests_tools_cpa_dump_LDADD = $(UNIT_LDADD)
 
+# mkstream writes a symbolized stream from a text description of samples.
+check_PROGRAMS += tests/tools/mkstream
+tests_tools_mkstream_SOURCES = tests/tools/mkstream.c
+tests_tools_mkstream_LDADD = $(UNIT_LDADD)
+
 dist_check_DATA += tests/bats/helper.bash
 
 # Fuzz targets (tests/fuzz/NAME_fuzz.c). `make check` replays each corpus

@@ -27,7 +27,7 @@ setup() {
 		fi
 		skip "$why"
 	fi
-	MKSTREAM="$CPA_BUILDDIR/cpa-render/mkstream"
+	MKSTREAM="$CPA_BUILDDIR/tests/tools/mkstream"
 }
 
 @test "svg, icicle and html work in headless chromium: search, zoom, time range" {

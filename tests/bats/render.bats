@@ -5,7 +5,7 @@ load helper
 
 setup() {
 	T=$BATS_TEST_TMPDIR
-	MKSTREAM="$CPA_BUILDDIR/cpa-render/mkstream"
+	MKSTREAM="$CPA_BUILDDIR/tests/tools/mkstream"
 	DATA="$CPA_SRCDIR/tests/data/render"
 	printf '%s\n' 'main;run;level_a;hot 70' 'main;run;level_b 20' \
 		'main;idle 10' > "$T/p.folded"
