@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
  * CFI table compiler: walks every FDE of .eh_frame (or, when an object has
- * none, .debug_frame), asks libdw for the register rules of each PC range
- * the FDE's instructions define, and keeps them as cfi_row entries.
+ * none, .debug_frame), runs its instructions (cfi_exec.c) and keeps the
+ * resulting register rules as cfi_row entries.
  *
- * libdw does the DWARF interpretation (dwarf_cfi_addrframe); this file
- * only enumerates FDEs (libdw leaves their address fields encoded, so we
- * decode the pointer encoding ourselves) and maps the resulting DWARF
- * expressions onto the handful of shapes x86-64 compilers and glibc emit.
- * Anything else becomes a CFI_CFA_UNSUPPORTED row, which ends a walk with
- * a counted reason rather than a guessed frame.
+ * libdw enumerates the entries (we decode the FDEs' pointer encoding
+ * ourselves: libdw leaves it encoded) and interprets the rare FDE the
+ * one-pass interpreter refuses, but only while that stays cheap: libdw
+ * re-runs an FDE from its start for every row it reports. What neither
+ * covers becomes a CFI_CFA_UNSUPPORTED row, which ends a walk with a
+ * counted reason rather than a guessed frame.
+ *
+ * Memory is bounded by the caller's budget: the rows collected while
+ * compiling are the whole cost (the table itself is smaller), and past the
+ * budget the compilation stops and says so.
  */
 #include <dwarf.h>
 #include <gelf.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +30,14 @@
 #define REG_RSP 7
 #define REG_RIP 16	/* the return address column on x86-64 */
 
+/*
+ * libdw's share of the work, in instruction bytes it interprets: an FDE
+ * costs its length for every row. Past this an FDE the interpreter
+ * refused is not handed to libdw but made one unsupported row.
+ */
+#define LIBDW_FDE_MAX 1024		/* instruction bytes of one FDE */
+#define LIBDW_WORK_MAX (16u << 20)	/* per object */
+
 struct pc_row {
 	uint64_t pc;
 	struct cfi_row row;
@@ -33,20 +46,29 @@ struct pc_row {
 struct row_vec {
 	struct pc_row *v;
 	size_t n, cap;
-	bool oom;
+	size_t max;		/* rows the budget allows */
+	uint64_t libdw_work;	/* see LIBDW_WORK_MAX */
+	bool oom, over;
 };
 
-static void vec_push(struct row_vec *rv, uint64_t pc,
+/* False once out of memory or budget; the compilation then stops. */
+static bool vec_push(struct row_vec *rv, uint64_t pc,
 		     const struct cfi_row *row)
 {
-	if (rv->oom)
-		return;
+	if (rv->oom || rv->over)
+		return false;
 	if (rv->n == rv->cap) {
+		if (rv->n >= rv->max) {
+			rv->over = true;
+			return false;
+		}
 		size_t cap = rv->cap ? rv->cap * 2 : 1024;
+		if (cap > rv->max)
+			cap = rv->max;
 		void *nv = realloc(rv->v, cap * sizeof(*rv->v));
 		if (!nv) {
 			rv->oom = true;
-			return;
+			return false;
 		}
 		rv->v = nv;
 		rv->cap = cap;
@@ -54,6 +76,7 @@ static void vec_push(struct row_vec *rv, uint64_t pc,
 	rv->v[rv->n].pc = pc;
 	rv->v[rv->n].row = *row;
 	rv->n++;
+	return true;
 }
 
 /* ---- FDE address decoding --------------------------------------------- */
@@ -184,9 +207,9 @@ static bool cie_info(const Dwarf_CIE *cie, unsigned ptr_size, uint8_t *enc,
 	return true;
 }
 
-static void emit_row(void *arg, uint64_t pc, const struct cfi_row *row)
+static bool emit_row(void *arg, uint64_t pc, const struct cfi_row *row)
 {
-	vec_push(arg, pc, row);
+	return vec_push(arg, pc, row);
 }
 
 /* ---- rules ------------------------------------------------------------- */
@@ -194,58 +217,6 @@ static void emit_row(void *arg, uint64_t pc, const struct cfi_row *row)
 static bool fits16(int64_t v)
 {
 	return v >= INT16_MIN && v <= INT16_MAX;
-}
-
-static void cfa_from_ops(const Dwarf_Op *ops, size_t n, struct cfi_row *row)
-{
-	row->cfa_rule = CFI_CFA_UNSUPPORTED;
-	if (n == 0)
-		return;
-	int reg = -1;
-	int64_t off = 0;
-	if (ops[0].atom == DW_OP_bregx) {
-		reg = (int)ops[0].number;
-		off = (int64_t)ops[0].number2;
-	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
-		reg = ops[0].atom - DW_OP_breg0;
-		off = (int64_t)ops[0].number;
-	}
-	if (reg < 0 || off < INT32_MIN || off > INT32_MAX)
-		return;
-	row->cfa_off = (int32_t)off;
-	if (n == 1 && (reg == REG_RSP || reg == REG_RBP)) {
-		row->cfa_rule = reg == REG_RSP ? CFI_CFA_SP : CFI_CFA_BP;
-		return;
-	}
-	if (n == 2 && reg == REG_RSP && ops[1].atom == DW_OP_deref) {
-		row->cfa_rule = CFI_CFA_DEREF_SP;
-		return;
-	}
-	/*
-	 * PLT entries (gcc/binutils):
-	 *   breg7 8; breg16 0; lit15; and; litK; ge; lit3; shl; plus
-	 * i.e. rsp + 8, plus 8 once the stub has pushed its argument.
-	 */
-	static const uint8_t plt[] = {
-		DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
-		DW_OP_ge, DW_OP_lit3, DW_OP_shl, DW_OP_plus
-	};
-	if (n == 9 && reg == REG_RSP) {
-		for (size_t i = 1; i < 9; i++) {
-			if (i == 4) {
-				if (ops[i].atom < DW_OP_lit0 ||
-				    ops[i].atom > DW_OP_lit15)
-					return;
-				continue;
-			}
-			if (ops[i].atom != plt[i])
-				return;
-		}
-		if (ops[1].number != 0)
-			return;
-		row->cfa_rule = CFI_CFA_PLT;
-		row->flags |= (uint8_t)((ops[4].atom - DW_OP_lit0) << 4);
-	}
 }
 
 static void reg_from_frame(Dwarf_Frame *fr, int regno, uint8_t *rule,
@@ -286,7 +257,7 @@ static void row_from_frame(Dwarf_Frame *fr, bool signal, struct cfi_row *row)
 	memset(row, 0, sizeof(*row));
 	if (dwarf_frame_cfa(fr, &ops, &n) != 0)
 		n = 0;
-	cfa_from_ops(ops, n, row);
+	cfi_cfa_from_ops(ops, n, row);
 	reg_from_frame(fr, REG_RIP, &row->ra_rule, &row->ra_off);
 	reg_from_frame(fr, REG_RBP, &row->bp_rule, &row->bp_off);
 	if (row->ra_rule == CFI_REG_UNSUPPORTED || row->ra_rule == CFI_REG_SAME)
@@ -318,8 +289,49 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
 }
 
 /*
+ * One FDE through libdw, which interprets it from its start again for
+ * every row: done only while the FDE is short and the object's libdw work
+ * stays within LIBDW_WORK_MAX (the reference engine is not bounded).
+ */
+static enum cfi_exec_result compile_fde_libdw(Dwarf_CFI *cfi, uint64_t lo,
+					      uint64_t hi, size_t insn_len,
+					      enum cfi_engine engine,
+					      struct row_vec *rv,
+					      struct cfi_table *t)
+{
+	bool bounded = engine == CFI_ENGINE_FAST;
+	if (bounded && insn_len > LIBDW_FDE_MAX)
+		return CFI_EXEC_BAD;
+	t->slow_fdes++;
+	for (uint64_t addr = lo; addr < hi;) {
+		if (bounded && (rv->libdw_work += insn_len + 1) > LIBDW_WORK_MAX)
+			return CFI_EXEC_BAD;
+		Dwarf_Frame *fr;
+		if (dwarf_cfi_addrframe(cfi, addr, &fr) != 0)
+			break;
+		Dwarf_Addr s, e;
+		bool signal = false;
+		struct cfi_row row;
+		if (dwarf_frame_info(fr, &s, &e, &signal) < 0) {
+			free(fr);
+			break;
+		}
+		row_from_frame(fr, signal, &row);
+		free(fr);
+		if (row.cfa_rule == CFI_CFA_UNSUPPORTED)
+			t->unsupported++;
+		if (!vec_push(rv, addr, &row))
+			return CFI_EXEC_STOPPED;
+		if (e <= addr)
+			break;
+		addr = e < hi ? e : hi;
+	}
+	return CFI_EXEC_OK;
+}
+
+/*
  * Compiles every FDE of one CFI section. Returns the number of FDEs, or
- * -1 when the section is malformed.
+ * -1 when the section is malformed or the budget ran out (rv says which).
  */
 static long compile_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 			    bool eh, Dwarf_CFI *cfi, enum cfi_engine engine,
@@ -354,10 +366,10 @@ static long compile_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 	Dwarf_CFI_Entry ent;
 
 	for (; off != (Dwarf_Off)-1; off = next) {
-		int rc = dwarf_next_cfi(ident, data, eh, off, &next, &ent);
-		if (rc == 1)
+		int next_rc = dwarf_next_cfi(ident, data, eh, off, &next, &ent);
+		if (next_rc == 1)
 			break;
-		if (rc != 0)
+		if (next_rc != 0)
 			return fdes ? fdes : -1;
 		if (dwarf_cfi_cie_p(&ent))
 			continue;
@@ -404,37 +416,35 @@ static long compile_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 
 		uint64_t hi = lo + range;
 		uint64_t aug_len = 0;
+		size_t mark = rv->n;
+		enum cfi_exec_result rc = CFI_EXEC_LIBDW;
+		if (info.has_z && (!cpa_uleb128(&p, end, &aug_len) ||
+				   aug_len > (uint64_t)(end - p)))
+			rc = CFI_EXEC_BAD;
+		else
+			p += aug_len;
+		if (rc == CFI_EXEC_LIBDW && engine == CFI_ENGINE_FAST)
+			rc = cfi_exec_fde(&info, p, end, lo, hi, emit_row, rv);
+		if (rc == CFI_EXEC_LIBDW) {
+			rv->n = mark;
+			rc = compile_fde_libdw(cfi, lo, hi, (size_t)(end - p),
+					       engine, rv, t);
+		}
+		if (rc == CFI_EXEC_STOPPED)
+			return -1;
+		if (rc != CFI_EXEC_OK) {
+			/* what neither engine takes covers its range with
+			 * one row that ends a walk there */
+			struct cfi_row bad = { .cfa_rule = CFI_CFA_UNSUPPORTED };
+			rv->n = mark;
+			t->refused_fdes++;
+			t->unsupported++;
+			if (!vec_push(rv, lo, &bad))
+				return -1;
+		}
 		struct cfi_row gap = { 0 };
-		if (engine == CFI_ENGINE_FAST &&
-		    (!info.has_z || (cpa_uleb128(&p, end, &aug_len) &&
-				     aug_len <= (uint64_t)(end - p))) &&
-		    cfi_exec_fde(&info, p + aug_len, end, lo, hi, emit_row,
-				 rv) == 0) {
-			vec_push(rv, hi, &gap);
-			continue;
-		}
-		t->slow_fdes++;
-		for (uint64_t addr = lo; addr < hi;) {
-			Dwarf_Frame *fr;
-			if (dwarf_cfi_addrframe(cfi, addr, &fr) != 0)
-				break;
-			Dwarf_Addr s, e;
-			bool signal = false;
-			struct cfi_row row;
-			if (dwarf_frame_info(fr, &s, &e, &signal) < 0) {
-				free(fr);
-				break;
-			}
-			row_from_frame(fr, signal, &row);
-			free(fr);
-			if (row.cfa_rule == CFI_CFA_UNSUPPORTED)
-				t->unsupported++;
-			vec_push(rv, addr, &row);
-			if (e <= addr)
-				break;
-			addr = e < hi ? e : hi;
-		}
-		vec_push(rv, hi, &gap);
+		if (!vec_push(rv, hi, &gap))
+			return -1;
 	}
 	return fdes;
 }
@@ -489,15 +499,14 @@ static int finish_table(struct row_vec *rv, struct cfi_table *t)
 	return 0;
 }
 
-int cfi_compile(Elf *elf, Elf *dbg_elf, struct cfi_table *t)
-{
-	return cfi_compile_engine(elf, dbg_elf, t, CFI_ENGINE_FAST);
-}
+/* Rows cost their pc_row while compiling, then a cfi_row in the table
+ * allocated before the pc_rows are freed. */
+#define COMPILE_ROW_BYTES (sizeof(struct pc_row) + sizeof(struct cfi_row))
 
-int cfi_compile_engine(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
-		       enum cfi_engine engine)
+static int compile(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
+		   enum cfi_engine engine, size_t max_bytes)
 {
-	struct row_vec rv = { 0 };
+	struct row_vec rv = { .max = max_bytes / COMPILE_ROW_BYTES };
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
 	long fdes = 0;
@@ -518,19 +527,24 @@ int cfi_compile_engine(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
 	/* .debug_frame only when there is no .eh_frame to use: the two
 	 * describe the same code when both exist. Go binaries have only
 	 * .debug_frame. */
-	if (fdes <= 0 && dbg_elf &&
+	if (fdes <= 0 && !rv.over && dbg_elf &&
 	    (scn = find_section(dbg_elf, ".debug_frame", &shdr))) {
 		Dwarf *dw = dwarf_begin_elf(dbg_elf, DWARF_C_READ, NULL);
 		Dwarf_CFI *cfi = dw ? dwarf_getcfi(dw) : NULL;
 		if (cfi) {
 			rv.n = 0;
-			t->unsupported = t->slow_fdes = 0;
+			t->unsupported = t->slow_fdes = t->refused_fdes = 0;
 			fdes = compile_section(dbg_elf, scn, &shdr, false, cfi,
 					       engine, &rv, t);
 			rc = fdes < 0 ? -1 : 0;
 		}
 		if (dw)
 			dwarf_end(dw);
+	}
+	if (rv.over) {
+		free(rv.v);
+		cfi_table_free(t);
+		return CFI_OVER_BUDGET;
 	}
 	if (rv.oom)
 		rc = -1;
@@ -539,6 +553,17 @@ int cfi_compile_engine(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
 	t->fdes = fdes > 0 ? (uint32_t)fdes : 0;
 	free(rv.v);
 	return rc;
+}
+
+int cfi_compile(Elf *elf, Elf *dbg_elf, struct cfi_table *t, size_t max_bytes)
+{
+	return compile(elf, dbg_elf, t, CFI_ENGINE_FAST, max_bytes);
+}
+
+int cfi_compile_engine(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
+		       enum cfi_engine engine)
+{
+	return compile(elf, dbg_elf, t, engine, SIZE_MAX);
 }
 
 void cfi_table_free(struct cfi_table *t)

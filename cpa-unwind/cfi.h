@@ -3,8 +3,10 @@
  * Compact unwind tables compiled from DWARF CFI (.eh_frame, .debug_frame).
  *
  * The CFI is interpreted once per ELF when the object is loaded (libdw
- * enumerates the entries; cfi_exec.c runs the common instructions in one
- * pass, libdw the rest); what is kept is one 16-byte row per PC range, sorted, saying how to find the
+ * enumerates the entries; cfi_exec.c runs the instructions in one pass,
+ * libdw the rare short FDE it refuses), in time linear in the section and
+ * within a memory budget; what is kept is one 16-byte row per PC range,
+ * sorted, saying how to find the
  * canonical frame address (CFA) and where the caller's return address and
  * frame pointer were saved. The walker's hot path is a binary search in
  * this array: no libdw call, no file access, no allocation.
@@ -58,22 +60,26 @@ struct cfi_table {
 	uint32_t fdes;		/* FDEs compiled, for --stats */
 	uint32_t unsupported;	/* rows with an unsupported rule */
 	uint32_t slow_fdes;	/* FDEs compiled through libdw */
+	uint32_t refused_fdes;	/* malformed or too costly: one unsupported row */
 };
 
 enum cfi_engine {
-	CFI_ENGINE_FAST = 0,	/* cfi_exec.c, libdw for what it refuses */
+	CFI_ENGINE_FAST = 0,	/* cfi_exec.c, libdw for short FDEs it refuses */
 	CFI_ENGINE_LIBDW,	/* libdw for every FDE (the reference) */
 };
+
+#define CFI_OVER_BUDGET (-2)
 
 /*
  * Compiles the .eh_frame of elf and the .debug_frame of dbg_elf (which may
  * be elf itself, a separate debug file or NULL) into t. Addresses are ELF
  * virtual addresses of elf. Returns 0 (possibly with an empty table when
- * there is no CFI) or -1 when the CFI is malformed beyond use; t is valid
- * (and must be freed) either way.
+ * there is no CFI), -1 when the CFI is malformed beyond use, or
+ * CFI_OVER_BUDGET (with an empty table) when compiling it would take more
+ * than max_bytes of memory; t is valid (and must be freed) either way.
  */
-int cfi_compile(Elf *elf, Elf *dbg_elf, struct cfi_table *t);
-/* Same, with a chosen engine: the tests compare the two. */
+int cfi_compile(Elf *elf, Elf *dbg_elf, struct cfi_table *t, size_t max_bytes);
+/* Same, with a chosen engine and no budget: the tests compare the two. */
 int cfi_compile_engine(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
 		       enum cfi_engine engine);
 void cfi_table_free(struct cfi_table *t);

@@ -18,6 +18,7 @@
 #include "log.h"
 
 #define NBUCKETS 4096
+#define HASH_WINDOW (4 << 20)	/* bytes of a file mapped at once */
 
 struct elfcache {
 	struct elf_obj *by_key[NBUCKETS];
@@ -25,6 +26,7 @@ struct elfcache {
 	struct elf_obj *lru_head, *lru_tail;	/* head: most recent */
 	struct elf_obj *vdso;
 	uint64_t max_bytes;
+	uint64_t max_object;	/* what one object may cost */
 	struct elfcache_stats st;
 };
 
@@ -164,11 +166,15 @@ static void destroy(struct elfcache *c, struct elf_obj *o)
 	free(o);
 }
 
-struct elfcache *elfcache_new(uint64_t max_bytes)
+struct elfcache *elfcache_new(uint64_t max_bytes, uint64_t max_object)
 {
 	struct elfcache *c = calloc(1, sizeof(*c));
-	if (c)
+	if (c) {
 		c->max_bytes = max_bytes;
+		/* not capped by max_bytes: that is the LRU's target, which
+		 * an object bigger than the whole cache still passes through */
+		c->max_object = max_object;
+	}
 	return c;
 }
 
@@ -249,16 +255,20 @@ static size_t file_key(int fd, const struct stat *st, uint8_t *key, bool *is_elf
 	if (len)
 		return make_key(key, 'B', id, len);
 	uint64_t h = 0;
-	if (st->st_size > 0) {
-		void *m = mmap(NULL, (size_t)st->st_size, PROT_READ,
-			       MAP_PRIVATE, fd, 0);
-		if (m != MAP_FAILED) {
-			h = cpa_hash(m, (size_t)st->st_size, 0);
-			munmap(m, (size_t)st->st_size);
-		} else {
+	/* in windows, each unmapped once hashed: a big file must not stay
+	 * resident for the sake of its key */
+	for (off_t off = 0; off < st->st_size; off += HASH_WINDOW) {
+		size_t n = st->st_size - off < HASH_WINDOW
+				     ? (size_t)(st->st_size - off)
+				     : HASH_WINDOW;
+		void *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, off);
+		if (m == MAP_FAILED) {
 			h = cpa_hash_u64((uint64_t)st->st_ino ^
 					 (uint64_t)st->st_size);
+			break;
 		}
+		h = cpa_hash(m, n, h);
+		munmap(m, n);
 	}
 	return make_key(key, 'H', (const uint8_t *)&h, sizeof(h));
 }
@@ -276,13 +286,14 @@ static void load_into(struct elfcache *c, struct elf_obj *o, int fd,
 	size_t before = o->bytes;
 	uint64_t t0 = mono_ns();
 	src_dir(src, dir, sizeof(dir));
-	if (elfobj_load(o, fd, root, dir) < 0 && !o->loaded) {
+	if (elfobj_load(o, fd, root, dir, c->max_object) < 0 && !o->loaded) {
 		/* Keep the failure: an object that cannot be parsed is
 		 * remembered as such instead of being retried per frame. */
 		o->loaded = true;
 	}
 	if (o->fail)
 		c->st.fails[o->fail]++;
+	c->st.cfi_refused_fdes += o->cfi.refused_fdes;
 	cpa_debug("loaded %s (pid %u): %u symbols%s, %u unwind rows from %u "
 		  "FDEs%s%s", src->path, src->pid, o->syms.n,
 		  o->debug_file ? " (debug file)" : "", o->cfi.n, o->cfi.fdes,
@@ -440,8 +451,15 @@ struct elf_obj *elfcache_vdso(struct elfcache *c)
 	if (f)
 		fclose(f);
 	if (size)
-		elfobj_load_image(c->vdso, (const void *)base, size);
+		elfobj_load_image(c->vdso, (const void *)base, size,
+				  c->max_object);
 	return c->vdso;
+}
+
+bool elfcache_fits(const struct elfcache *c, const struct elf_obj *o,
+		   size_t n)
+{
+	return o->bytes + n <= c->max_object;
 }
 
 void elfcache_charge(struct elfcache *c, struct elf_obj *o, size_t n)

@@ -9,10 +9,13 @@
  * Memory is bounded by --max-cache: past the limit the least recently
  * used objects are dropped (unreferenced) or unloaded (referenced: their
  * symbols and CFI are freed and reloaded if a sample needs them again).
+ * One object may cost at most --max-object: one that would cost more is
+ * refused (loaded as nothing, with a counted reason) before it is read.
  */
 #ifndef CPA_UNWIND_ELFCACHE_H
 #define CPA_UNWIND_ELFCACHE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "elfobj.h"
@@ -30,12 +33,13 @@ struct elfcache_stats {
 	uint64_t objects, bytes;
 	uint64_t loads, hits, evictions, unloads;
 	uint64_t fails[ELFOBJ_FAIL_COUNT];
+	uint64_t cfi_refused_fdes;	/* unsupported: malformed or too costly */
 	uint64_t load_ns;	/* time spent loading (warm-up cost) */
 };
 
 struct elfcache;
 
-struct elfcache *elfcache_new(uint64_t max_bytes);
+struct elfcache *elfcache_new(uint64_t max_bytes, uint64_t max_object);
 void elfcache_free(struct elfcache *c);
 
 /*
@@ -55,7 +59,11 @@ int elfcache_reload(struct elfcache *c, struct elf_obj *o,
  */
 int elfcache_reopen(struct elfcache *c, struct elf_obj *o,
 		    const struct elf_src *src, char *root, size_t rootlen);
-/* Adds n bytes allocated for o (demangled names) to its charge. */
+/* Whether o may grow by n bytes within the per-object bound. */
+bool elfcache_fits(const struct elfcache *c, const struct elf_obj *o,
+		   size_t n);
+/* Adds n bytes allocated for o (demangled names, inline DWARF) to its
+ * charge. */
 void elfcache_charge(struct elfcache *c, struct elf_obj *o, size_t n);
 /* Marks o most recently used. */
 void elfcache_touch(struct elfcache *c, struct elf_obj *o);

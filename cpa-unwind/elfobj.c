@@ -20,6 +20,8 @@ static const char *const fail_names[ELFOBJ_FAIL_COUNT] = {
 	[ELFOBJ_FAIL_CFI] = "cfi-corrupt",
 	[ELFOBJ_FAIL_MISMATCH] = "build-id-mismatch",
 	[ELFOBJ_FAIL_NOMEM] = "no-memory",
+	[ELFOBJ_FAIL_SYMS_BUDGET] = "symbols-over-budget",
+	[ELFOBJ_FAIL_CFI_BUDGET] = "cfi-over-budget",
 };
 
 const char *elfobj_fail_name(unsigned fail)
@@ -231,8 +233,30 @@ static int add_plt_symbols(struct symtab *t, Elf *elf)
 	return 0;
 }
 
+/* Per symbol, besides the symbol table: its demangled name and output id
+ * (allocated once the symbols are known). */
+#define PER_SYMBOL_BYTES (sizeof(char *) + sizeof(uint32_t))
+
+/*
+ * Adds the function symbols of one table of elf (.symtab, else .dynsym)
+ * after checking, from the section headers, that the object stays within
+ * max_bytes. Returns the number added, -1 when out of memory, -2 when over
+ * the budget (nothing added).
+ */
+static long add_symbols(struct elf_obj *o, Elf *elf, bool symtab,
+			size_t max_bytes)
+{
+	uint64_t entries, cost;
+	symtab_elf_cost(elf, symtab, !symtab, &entries, &cost);
+	cost += sizeof(*o) + symtab_bytes(&o->syms) +
+		(entries + o->syms.n) * PER_SYMBOL_BYTES;
+	if (cost > max_bytes)
+		return -2;
+	return symtab_add_elf(&o->syms, elf, symtab, !symtab);
+}
+
 static int load_elf(struct elf_obj *o, Elf *elf, const char *root,
-		    const char *dir)
+		    const char *dir, size_t max_bytes)
 {
 	GElf_Ehdr eh;
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
@@ -245,33 +269,43 @@ static int load_elf(struct elf_obj *o, Elf *elf, const char *root,
 	uint8_t id[ELFOBJ_BUILD_ID_MAX];
 	size_t id_len = elfobj_read_build_id(elf, id, sizeof(id));
 
-	long nsym = symtab_add_elf(&o->syms, elf, true, false);
-	o->has_symtab = nsym > 0;
 	Elf *dbg = NULL;
 	int dbg_fd = -1;
 	if (root)
 		dbg = elfobj_open_debug_file(elf, id, id_len, root, dir,
 					      &dbg_fd);
+	long nsym = add_symbols(o, elf, true, max_bytes);
+	o->has_symtab = nsym > 0;
 	if (nsym == 0 && dbg) {
-		nsym = symtab_add_elf(&o->syms, dbg, true, false);
+		nsym = add_symbols(o, dbg, true, max_bytes);
 		o->has_symtab = o->debug_file = nsym > 0;
 	}
 	if (nsym == 0)
-		nsym = symtab_add_elf(&o->syms, elf, false, true);
+		nsym = add_symbols(o, elf, false, max_bytes);
 	if (nsym >= 0 && add_plt_symbols(&o->syms, elf) < 0)
 		nsym = -1;
-	if (nsym < 0) {
+	if (nsym == -1)
 		o->fail = ELFOBJ_FAIL_NOMEM;
-	} else {
+	else if (nsym < 0)
+		o->fail = ELFOBJ_FAIL_SYMS_BUDGET;
+	if (!o->fail) {
 		symtab_finish(&o->syms);
-		if (cfi_compile(elf, dbg ? dbg : elf, &o->cfi) < 0)
+		size_t kept = sizeof(*o) + symtab_bytes(&o->syms) +
+			      (size_t)o->syms.n * PER_SYMBOL_BYTES;
+		int rc = cfi_compile(elf, dbg ? dbg : elf, &o->cfi,
+				     max_bytes > kept ? max_bytes - kept : 0);
+		if (rc == CFI_OVER_BUDGET)
+			o->fail = ELFOBJ_FAIL_CFI_BUDGET;
+		else if (rc < 0)
 			o->fail = ELFOBJ_FAIL_CFI;
 	}
 	if (dbg) {
 		elf_end(dbg);
 		close(dbg_fd);
 	}
-	if (o->fail == ELFOBJ_FAIL_NOMEM) {
+	/* An object over its budget is refused whole: none of it is kept,
+	 * and its frames are named by module and offset. */
+	if (o->fail != ELFOBJ_OK && o->fail != ELFOBJ_FAIL_CFI) {
 		elfobj_unload(o);
 		return -1;
 	}
@@ -285,13 +319,13 @@ static int load_elf(struct elf_obj *o, Elf *elf, const char *root,
 		return -1;
 	}
 	o->bytes = sizeof(*o) + symtab_bytes(&o->syms) +
-		   cfi_table_bytes(&o->cfi) +
-		   (size_t)o->syms.n * (sizeof(char *) + sizeof(uint32_t));
+		   cfi_table_bytes(&o->cfi) + (size_t)o->syms.n * PER_SYMBOL_BYTES;
 	o->loaded = true;
 	return 0;
 }
 
-int elfobj_load(struct elf_obj *o, int fd, const char *root, const char *dir)
+int elfobj_load(struct elf_obj *o, int fd, const char *root, const char *dir,
+		size_t max_bytes)
 {
 	o->fail = ELFOBJ_OK;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -299,12 +333,13 @@ int elfobj_load(struct elf_obj *o, int fd, const char *root, const char *dir)
 		o->fail = ELFOBJ_FAIL_NOT_ELF;
 		return -1;
 	}
-	int rc = load_elf(o, elf, root, dir);
+	int rc = load_elf(o, elf, root, dir, max_bytes);
 	elf_end(elf);
 	return rc;
 }
 
-int elfobj_load_image(struct elf_obj *o, const void *image, size_t size)
+int elfobj_load_image(struct elf_obj *o, const void *image, size_t size,
+		      size_t max_bytes)
 {
 	o->fail = ELFOBJ_OK;
 	/* libelf wants a writable buffer; the image is copied only for the
@@ -318,7 +353,7 @@ int elfobj_load_image(struct elf_obj *o, const void *image, size_t size)
 	Elf *elf = elf_memory(copy, size);
 	int rc = -1;
 	if (elf) {
-		rc = load_elf(o, elf, NULL, NULL);
+		rc = load_elf(o, elf, NULL, NULL, max_bytes);
 		elf_end(elf);
 	} else {
 		o->fail = ELFOBJ_FAIL_NOT_ELF;

@@ -31,6 +31,8 @@ enum elfobj_fail {
 	ELFOBJ_FAIL_CFI,	/* CFI present but malformed */
 	ELFOBJ_FAIL_MISMATCH,	/* the file has another build id than mapped */
 	ELFOBJ_FAIL_NOMEM,
+	ELFOBJ_FAIL_SYMS_BUDGET,	/* refused: its symbols exceed the bound */
+	ELFOBJ_FAIL_CFI_BUDGET,	/* refused: its CFI table exceeds the bound */
 	ELFOBJ_FAIL_COUNT
 };
 
@@ -80,11 +82,15 @@ size_t elfobj_read_build_id(Elf *elf, uint8_t *id, size_t cap);
  * separate debug files by build id are looked up on the host first.
  * Returns 0 when o is loaded, perhaps partly: a malformed CFI section
  * leaves the symbols and o->fail set to ELFOBJ_FAIL_CFI. Returns -1 with
- * o->fail set when nothing could be used.
+ * o->fail set when nothing could be used, or when loading it would take
+ * more than max_bytes (estimated from its section headers before reading
+ * the symbols, counted while compiling the CFI): then nothing is kept.
  */
-int elfobj_load(struct elf_obj *o, int fd, const char *root, const char *dir);
+int elfobj_load(struct elf_obj *o, int fd, const char *root, const char *dir,
+		size_t max_bytes);
 /* Same, from an ELF image in memory (the vdso). */
-int elfobj_load_image(struct elf_obj *o, const void *image, size_t size);
+int elfobj_load_image(struct elf_obj *o, const void *image, size_t size,
+		      size_t max_bytes);
 /*
  * The separate debug file of elf (build id id), opened: by build id on the
  * host, then by .gnu_debuglink in root+dir, root+dir/.debug and

@@ -178,6 +178,15 @@ static struct inline_dwarf *inline_of(struct unwinder *u, struct proc *p,
 	char *slash = strrchr(dir, '/');
 	*(slash ? slash : dir) = '\0';
 	o->inl = inline_dwarf_open(fd, root, dir);
+	if (o->inl) {
+		size_t n = inline_dwarf_bytes(o->inl);
+		if (!elfcache_fits(u->cache, o, n)) {
+			inline_dwarf_free(o->inl);
+			o->inl = NULL;
+		} else {
+			elfcache_charge(u->cache, o, n);
+		}
+	}
 	return o->inl;
 }
 

@@ -2,6 +2,7 @@
 /* Inlined frames from DWARF scopes (DW_TAG_inlined_subroutine). */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,6 +52,31 @@ struct inline_dwarf *inline_dwarf_open(int fd, const char *root,
 	}
 	d->cache = cpa_calloc(CACHE_SLOTS, sizeof(*d->cache));
 	return d;
+}
+
+size_t inline_dwarf_bytes(const struct inline_dwarf *d)
+{
+	/* libdw reads (and, when compressed, inflates) the debug sections
+	 * as it goes: their sizes bound what it holds */
+	Elf *elf = d->dbg ? d->dbg : d->elf;
+	size_t shstrndx, n = CACHE_SLOTS * sizeof(*d->cache) + sizeof(*d);
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return n;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7))
+			continue;
+		n += sh.sh_size;
+		if (sh.sh_flags & SHF_COMPRESSED) {
+			GElf_Chdr ch;
+			if (gelf_getchdr(scn, &ch))
+				n += ch.ch_size;
+		}
+	}
+	return n;
 }
 
 void inline_dwarf_free(struct inline_dwarf *d)

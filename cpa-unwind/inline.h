@@ -9,6 +9,7 @@
 #ifndef CPA_UNWIND_INLINE_H
 #define CPA_UNWIND_INLINE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "elfobj.h"
@@ -27,6 +28,8 @@ struct name_opts;
 struct inline_dwarf *inline_dwarf_open(int fd, const char *root,
 				       const char *dir);
 void inline_dwarf_free(struct inline_dwarf *d);
+/* Memory the open DWARF may hold, charged to its object. */
+size_t inline_dwarf_bytes(const struct inline_dwarf *d);
 
 /*
  * Output string ids of the functions inlined at ELF address vaddr, the

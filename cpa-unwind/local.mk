@@ -42,9 +42,20 @@ tests_workloads_vdso_chain_CFLAGS = $(WL_NOFP_CFLAGS)
 EXTRA_DIST += tests/workloads/cxx_chain.cc tests/workloads/rust_chain.rs \
 	tests/workloads/go_chain.go tests/workloads/js_chain.js
 
-TESTS += tests/bats/unwind.bats tests/bats/unwind-capture.bats
+# Hostile objects (tests/hostile/): hostile-elf writes ELF files that cost
+# as much as a small file can, hostile-spin maps one and spins in it.
+check_PROGRAMS += tests/hostile/hostile-elf tests/hostile/hostile-spin
+tests_hostile_hostile_elf_SOURCES = tests/hostile/hostile-elf.c \
+	tests/hostile/hostile.h
+tests_hostile_hostile_spin_SOURCES = tests/hostile/hostile-spin.c \
+	tests/hostile/hostile.h
+tests_hostile_hostile_spin_CFLAGS = $(WL_NOFP_CFLAGS)
+
+TESTS += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
+	tests/bats/unwind-hostile-objects.bats
 # The soak test runs by hand (see its header); the bench is bench/.
 EXTRA_DIST += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
+	tests/bats/unwind-hostile-objects.bats \
 	tests/bats/unwind-soak.bats bench/unwind-bench
 
 # Fuzz targets for the parsers cpa-unwind adds: ELF headers, symbols and

@@ -30,6 +30,7 @@ enum {
 	OPT_GO_SHORT,
 	OPT_ENV,
 	OPT_MAX_CACHE,
+	OPT_MAX_OBJECT,
 	OPT_MAX_PROCS,
 	OPT_MAX_DICT,
 	OPT_STATS,
@@ -77,6 +78,9 @@ static const struct argp_option options[] = {
 	  "its process has", 0 },
 	{ "max-cache", OPT_MAX_CACHE, "SIZE", 0,
 	  "Memory for ELF symbols and unwind tables (default 256M)", 0 },
+	{ "max-object", OPT_MAX_OBJECT, "SIZE", 0,
+	  "Memory one ELF object may cost; a bigger one is refused, its "
+	  "frames left unnamed (default 64M)", 0 },
 	{ "max-procs", OPT_MAX_PROCS, "N", 0,
 	  "Processes kept without an exit record (default 32768)", 0 },
 	{ "max-dict", OPT_MAX_DICT, "SIZE", 0,
@@ -131,6 +135,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAX_CACHE:
 		a->u.max_cache = cpa_opt_size("--max-cache", arg);
+		break;
+	case OPT_MAX_OBJECT:
+		a->u.max_object = cpa_opt_size("--max-object", arg);
 		break;
 	case OPT_MAX_PROCS:
 		a->u.max_procs = (uint32_t)cpa_opt_uint("--max-procs", arg, 1,
@@ -197,6 +204,7 @@ int main(int argc, char **argv)
 			.mode = UNWIND_BEST,
 			.names = { .demangle = true },
 			.max_cache = 256ull << 20,
+			.max_object = 64ull << 20,
 			.max_procs = 32768,
 			.max_dict = 64ull << 20,
 		},

@@ -23,7 +23,7 @@ void unwinder_init(struct unwinder *u, const struct unwind_opts *opts,
 	memset(u, 0, sizeof(*u));
 	u->opts = *opts;
 	u->out = out;
-	u->cache = elfcache_new(opts->max_cache);
+	u->cache = elfcache_new(opts->max_cache, opts->max_object);
 	if (!u->cache)
 		cpa_die("out of memory");
 	u->procs = proctab_new(u->cache, opts->max_procs);

@@ -57,6 +57,7 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 		   " unloads=%" PRIu64 " load-time=%.3fs\n",
 		cs.objects, cs.bytes, cs.loads, cs.hits, cs.evictions,
 		cs.unloads, (double)cs.load_ns / 1e9);
+	fprintf(f, "  cfi refused    fdes=%" PRIu64 "\n", cs.cfi_refused_fdes);
 	fprintf(f, "  elf failures   ");
 	for (unsigned i = 1; i < ELFOBJ_FAIL_COUNT; i++)
 		fprintf(f, "%s=%" PRIu64 " ", elfobj_fail_name(i), cs.fails[i]);
@@ -91,6 +92,7 @@ static struct {
 	uint64_t *jit, *inlined, *lost, *procs, *objects, *bytes, *loads;
 	uint64_t *evictions, *unloads, *fails, *lat_p50, *lat_p99, *unwind_ns;
 	uint64_t *dict_bytes, *dict_resets, *dropped;
+	uint64_t *over_budget, *cfi_refused;
 } ctr;
 
 void stats_publish_init(void)
@@ -123,6 +125,8 @@ void stats_publish_init(void)
 	ctr.evictions = cpa_stat("elf_evictions");
 	ctr.unloads = cpa_stat("elf_unloads");
 	ctr.fails = cpa_stat("elf_failures");
+	ctr.over_budget = cpa_stat("elf_over_budget");
+	ctr.cfi_refused = cpa_stat("cfi_fdes_refused");
 	ctr.lat_p50 = cpa_gauge("unwind_latency_p50_ns");
 	ctr.lat_p99 = cpa_gauge("unwind_latency_p99_ns");
 	ctr.unwind_ns = cpa_stat("unwind_ns");
@@ -173,6 +177,9 @@ void stats_publish(struct unwinder *u)
 	for (unsigned i = 1; i < ELFOBJ_FAIL_COUNT; i++)
 		fails += cs.fails[i];
 	*ctr.fails = fails;
+	*ctr.over_budget = cs.fails[ELFOBJ_FAIL_SYMS_BUDGET] +
+			   cs.fails[ELFOBJ_FAIL_CFI_BUDGET];
+	*ctr.cfi_refused = cs.cfi_refused_fdes;
 	*ctr.lat_p50 = quantile(st, 0.5);
 	*ctr.lat_p99 = quantile(st, 0.99);
 	*ctr.unwind_ns = st->lat_total_ns;

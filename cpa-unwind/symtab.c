@@ -68,6 +68,11 @@ static long add_section(struct symtab *t, Elf *elf, Elf_Scn *scn,
 		return 0;
 	size_t n = shdr->sh_size / shdr->sh_entsize;
 	long added = 0;
+	/* room for every entry at once: growing by doubling would hold up
+	 * to twice the table while it is built */
+	if (grow((void **)&t->syms, &t->syms_cap, (size_t)t->n + n,
+		 sizeof(*t->syms)))
+		return -1;
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n; i++) {
 			GElf_Sym sym;
@@ -105,6 +110,26 @@ long symtab_add_elf(struct symtab *t, Elf *elf, bool want_symtab,
 		}
 	}
 	return total;
+}
+
+void symtab_elf_cost(Elf *elf, bool want_symtab, bool want_dynsym,
+		     uint64_t *entries, uint64_t *bytes)
+{
+	*entries = *bytes = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr, strs;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_entsize == 0 ||
+		    !((shdr.sh_type == SHT_SYMTAB && want_symtab) ||
+		      (shdr.sh_type == SHT_DYNSYM && want_dynsym)))
+			continue;
+		uint64_t n = shdr.sh_size / shdr.sh_entsize, names = 0;
+		Elf_Scn *str = elf_getscn(elf, shdr.sh_link);
+		if (str && gelf_getshdr(str, &strs))
+			names = strs.sh_size;
+		*entries += n;
+		/* the file's table and names are read; names are copied */
+		*bytes += shdr.sh_size + 2 * names + n * sizeof(struct sym);
+	}
 }
 
 static int cmp_sym(const void *a, const void *b)

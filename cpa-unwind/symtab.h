@@ -34,6 +34,13 @@ struct symtab {
  */
 long symtab_add_elf(struct symtab *t, Elf *elf, bool want_symtab,
 		    bool want_dynsym);
+/*
+ * What symtab_add_elf would cost at most, from the section headers alone:
+ * the number of entries, and bytes (the symbols kept, their names, and the
+ * file's table and names read on the way).
+ */
+void symtab_elf_cost(Elf *elf, bool want_symtab, bool want_dynsym,
+		     uint64_t *entries, uint64_t *bytes);
 /* Adds one symbol by name (perf maps, kallsyms). -1 on allocation failure. */
 int symtab_add(struct symtab *t, uint64_t addr, uint64_t size,
 	       const char *name, size_t len);

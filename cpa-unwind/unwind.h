@@ -48,6 +48,7 @@ struct unwind_opts {
 	struct name_opts names;
 	const char *env_keys;	/* --env KEY[,KEY...] or NULL */
 	uint64_t max_cache;
+	uint64_t max_object;	/* per ELF object, within max_cache */
 	uint32_t max_procs;
 	uint64_t max_dict;	/* --max-dict: output dictionaries' bound */
 	const char *kallsyms;	/* --kallsyms FILE (tests) or NULL */

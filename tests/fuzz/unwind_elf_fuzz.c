@@ -2,7 +2,10 @@
 /*
  * Fuzz target: cpa-unwind's ELF loader on arbitrary bytes: headers, build
  * id notes, symbol tables and the CFI table compiler (.eh_frame and
- * .debug_frame through libdw), then lookups in what was compiled.
+ * .debug_frame, libdw for what the interpreter refuses) within a memory
+ * budget, then lookups in what was compiled. The corpus includes
+ * tests/hostile/hostile-elf's long FDEs, remember_state floods and symbol
+ * tables.
  */
 #include <libelf.h>
 #include <stdint.h>
@@ -19,7 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elf_version(EV_CURRENT);
 	struct elf_obj o;
 	memset(&o, 0, sizeof(o));
-	if (elfobj_load_image(&o, data, size) == 0 && o.loaded) {
+	/* a budget small enough that crafted tables reach it */
+	if (elfobj_load_image(&o, data, size, 4u << 20) == 0 && o.loaded) {
 		/* every row boundary and a spread of addresses must look up
 		 * without reading out of bounds */
 		for (uint32_t i = 0; i < o.cfi.n; i++) {

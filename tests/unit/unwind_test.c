@@ -5,6 +5,8 @@
  * symbol lookup, perf map parsing and display names.
  */
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include "../../cpa-unwind/demangle.h"
 #include "../../cpa-unwind/perfmap.h"
 #include "../../cpa-unwind/walk.h"
+#include "../hostile/hostile.h"
 #include "unit.h"
 
 #define MAP_START 0x400000ull
@@ -319,6 +322,88 @@ static void compare_engines(const char *path)
 	close(fd);
 }
 
+/* Writes a hostile-elf object (tests/hostile/) to path; false when the
+ * generator is not built next to this test. */
+static bool hostile(const char *args, const char *path)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "tests/hostile/hostile-elf %s %s", args, path);
+	if (access("tests/hostile/hostile-elf", X_OK) != 0 || system(cmd) != 0) {
+		fprintf(stderr, "unwind_test: cannot run %s\n", cmd);
+		return false;
+	}
+	return true;
+}
+
+static int compile_file(const char *path, struct cfi_table *t, size_t budget,
+			bool reference)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	int rc = -1;
+	if (elf)
+		rc = reference ? cfi_compile_engine(elf, elf, t, CFI_ENGINE_LIBDW)
+			       : cfi_compile(elf, elf, t, budget);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/*
+ * Long CFI programs: one FDE of 100k rows compiles in one pass, no row
+ * through libdw (which would re-run the FDE per row: minutes); a table
+ * over its budget is refused whole; a remember_state flood is one refused
+ * FDE, not a stack of copies.
+ */
+static void test_hostile_cfi(void)
+{
+	char dir[] = "/tmp/cpa-unwind-test.XXXXXX", path[64];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/h.so", dir);
+	struct cfi_table t;
+	const uint64_t spin = HOSTILE_SPIN_OFFSET;
+
+	CHECK(hostile("--rows 100000", path));
+	CHECK(compile_file(path, &t, SIZE_MAX, false) == 0);
+	CHECK(t.n > 100000);
+	CHECK(t.slow_fdes == 0);
+	CHECK(t.refused_fdes == 0);
+	const struct cfi_row *at = cfi_lookup(&t, spin);
+	CHECK(at && at->cfa_rule == CFI_CFA_SP && at->cfa_off == 8);
+	at = cfi_lookup(&t, spin + HOSTILE_SPIN_LEN);
+	CHECK(at && at->cfa_rule == CFI_CFA_SP && at->cfa_off == 16);
+	at = cfi_lookup(&t, spin + HOSTILE_SPIN_LEN + 99999);
+	CHECK(at && at->cfa_rule == CFI_CFA_SP && at->cfa_off == 8);
+	cfi_table_free(&t);
+	/* 100k rows cost 4 MB while compiling */
+	CHECK(compile_file(path, &t, 1u << 20, false) == CFI_OVER_BUDGET);
+	CHECK(t.n == 0 && t.rows == NULL);
+	cfi_table_free(&t);
+
+	/* past the old 1024-row cap, row for row what libdw says */
+	struct cfi_table ref;
+	CHECK(hostile("--rows 3000", path));
+	CHECK(compile_file(path, &t, SIZE_MAX, false) == 0);
+	CHECK(compile_file(path, &ref, 0, true) == 0);
+	CHECK(t.n > 3000 && t.n == ref.n && t.slow_fdes == 0);
+	CHECK(t.n == ref.n &&
+	      !memcmp(t.rows, ref.rows, t.n * sizeof(*t.rows)));
+	cfi_table_free(&t);
+	cfi_table_free(&ref);
+
+	CHECK(hostile("--remember 1000000", path));
+	CHECK(compile_file(path, &t, SIZE_MAX, false) == 0);
+	CHECK(t.refused_fdes == 1 && t.slow_fdes == 0);
+	at = cfi_lookup(&t, spin);
+	CHECK(at && at->cfa_rule == CFI_CFA_UNSUPPORTED);
+	cfi_table_free(&t);
+
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	elf_version(EV_CURRENT);
@@ -333,6 +418,7 @@ int main(int argc, char **argv)
 	compare_engines("/lib/x86_64-linux-gnu/libm.so.6");
 	compare_engines("/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
 	test_cfi_lookup();
+	test_hostile_cfi();
 	test_walk();
 	test_symtab();
 	test_perfmap();

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hostile-elf: writes an ELF shared object built to cost cpa-unwind as
+ * much as a small file can: one function whose FDE has a chosen number of
+ * rows, or a flood of DW_CFA_remember_state, and a symbol table of a
+ * chosen size.
+ *
+ *   hostile-elf [--rows N] [--remember N] [--symbols N] FILE
+ *
+ * The object has one PT_LOAD segment mapping the whole file at address 0
+ * (so ELF addresses are file offsets) and its function hostile_spin at
+ * HOSTILE_SPIN_OFFSET: a jump to itself followed by --rows bytes of nops.
+ * hostile-spin (tests/hostile/hostile-spin.c) maps it and calls into it.
+ * Its CFI is right where the function spins (CFA = rsp + 8, return
+ * address at CFA - 8); the rows past it alternate between two offsets,
+ * which no merging of equal neighbours can fold.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostile.h"
+
+struct buf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static void put(struct buf *b, const void *src, size_t n)
+{
+	if (b->n + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->n + n)
+			cap *= 2;
+		b->p = realloc(b->p, cap);
+		if (!b->p) {
+			perror("hostile-elf");
+			exit(1);
+		}
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, src, n);
+	b->n += n;
+}
+
+static void put8(struct buf *b, uint8_t v)
+{
+	put(b, &v, 1);
+}
+
+static void put32(struct buf *b, uint32_t v)
+{
+	put(b, &v, 4);
+}
+
+static void uleb(struct buf *b, uint64_t v)
+{
+	do {
+		uint8_t c = v & 0x7f;
+		v >>= 7;
+		put8(b, c | (v ? 0x80 : 0));
+	} while (v);
+}
+
+static void align(struct buf *b, size_t a, uint8_t fill)
+{
+	while (b->n % a)
+		put8(b, fill);
+}
+
+/*
+ * .eh_frame at address base: one CIE (x86-64 defaults, pc-relative sdata4
+ * addresses) and one FDE for [spin, spin + len).
+ */
+static void eh_frame(struct buf *b, uint64_t base, uint64_t spin,
+		     uint64_t len, unsigned long rows, unsigned long remember)
+{
+	size_t cie = b->n;
+	put32(b, 0);			/* length, patched */
+	put32(b, 0);			/* CIE id */
+	put8(b, 1);			/* version */
+	put(b, "zR", 3);
+	uleb(b, 1);			/* code alignment */
+	put8(b, 0x78);			/* data alignment: sleb -8 */
+	uleb(b, 16);			/* return address column */
+	uleb(b, 1);			/* augmentation length */
+	put8(b, 0x1b);			/* DW_EH_PE_pcrel | sdata4 */
+	put8(b, 0x0c); put8(b, 7); put8(b, 8);	/* def_cfa rsp, 8 */
+	put8(b, 0x80 | 16); put8(b, 1);	/* offset rip at cfa - 8 */
+	align(b, 8, 0);
+	uint32_t cie_len = (uint32_t)(b->n - cie - 4);
+	memcpy(b->p + cie, &cie_len, 4);
+
+	size_t fde = b->n;
+	put32(b, 0);			/* length, patched */
+	put32(b, (uint32_t)(b->n - cie));	/* CIE pointer */
+	put32(b, (uint32_t)(int32_t)(spin - (base + b->n)));	/* pc begin */
+	put32(b, (uint32_t)len);	/* pc range */
+	uleb(b, 0);			/* augmentation length */
+	/* the flood comes before the first row: any interpreter must run
+	 * it to say how the function itself unwinds */
+	for (unsigned long i = 0; i < remember; i++)
+		put8(b, 0x0a);		/* DW_CFA_remember_state */
+	put8(b, 0x40 | HOSTILE_SPIN_LEN);	/* advance past the jump */
+	for (unsigned long i = 0; i < rows; i++) {
+		put8(b, 0x0e);		/* def_cfa_offset */
+		uleb(b, i % 2 ? 8 : 16);
+		put8(b, 0x41);		/* advance_loc 1 */
+	}
+	align(b, 8, 0);
+	uint32_t fde_len = (uint32_t)(b->n - fde - 4);
+	memcpy(b->p + fde, &fde_len, 4);
+	put32(b, 0);			/* terminator */
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: hostile-elf [--rows N] [--remember N] "
+			"[--symbols N] FILE\n");
+	exit(2);
+}
+
+static unsigned long number(const char *opt, const char *arg)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = arg ? strtoul(arg, &end, 10) : 0;
+	if (!arg || errno || *end || v > 100000000ul) {
+		fprintf(stderr, "hostile-elf: invalid %s '%s'\n", opt,
+			arg ? arg : "");
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long rows = 0, remember = 0, symbols = 0;
+	const char *out = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--rows"))
+			rows = number(argv[i], argv[i + 1]), i++;
+		else if (!strcmp(argv[i], "--remember"))
+			remember = number(argv[i], argv[i + 1]), i++;
+		else if (!strcmp(argv[i], "--symbols"))
+			symbols = number(argv[i], argv[i + 1]), i++;
+		else if (argv[i][0] == '-' || out)
+			usage();
+		else
+			out = argv[i];
+	}
+	if (!out)
+		usage();
+
+	struct buf f = { 0 }, shstr = { 0 }, str = { 0 };
+	Elf64_Shdr sh[7];
+	memset(sh, 0, sizeof(sh));
+	put8(&shstr, 0);
+	put8(&str, 0);
+
+	/* headers, patched at the end */
+	put(&f, &(Elf64_Ehdr){ 0 }, sizeof(Elf64_Ehdr));
+	put(&f, &(Elf64_Phdr){ 0 }, sizeof(Elf64_Phdr));
+	align(&f, HOSTILE_SPIN_OFFSET, 0);
+
+	/* 1 .text: jmp . then nops */
+	uint64_t text = f.n, text_len = HOSTILE_SPIN_LEN + rows;
+	put8(&f, 0xeb);
+	put8(&f, 0xfe);
+	for (unsigned long i = 0; i < rows; i++)
+		put8(&f, 0x90);
+	sh[1] = (Elf64_Shdr){ .sh_type = SHT_PROGBITS,
+			      .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			      .sh_addr = text, .sh_offset = text,
+			      .sh_size = text_len, .sh_addralign = 16 };
+
+	/* 2 .eh_frame */
+	align(&f, 8, 0);
+	uint64_t eh = f.n;
+	struct buf ehb = { 0 };
+	eh_frame(&ehb, eh, text, text_len, rows, remember);
+	put(&f, ehb.p, ehb.n);
+	free(ehb.p);
+	sh[2] = (Elf64_Shdr){ .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
+			      .sh_addr = eh, .sh_offset = eh,
+			      .sh_size = f.n - eh, .sh_addralign = 8 };
+	uint64_t load_end = f.n;
+
+	/* 3 .symtab, 4 .strtab: hostile_spin, then symbols f0, f1, ... at
+	 * distinct addresses (so none is merged away before it is counted) */
+	align(&f, 8, 0);
+	uint64_t symoff = f.n;
+	put(&f, &(Elf64_Sym){ 0 }, sizeof(Elf64_Sym));
+	Elf64_Sym s = { .st_name = (uint32_t)str.n,
+			.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			.st_shndx = 1, .st_value = text, .st_size = text_len };
+	put(&str, "hostile_spin", 13);
+	put(&f, &s, sizeof(s));
+	for (unsigned long i = 0; i < symbols; i++) {
+		char name[32];
+		int n = snprintf(name, sizeof(name), "f%lu", i);
+		s.st_name = (uint32_t)str.n;
+		s.st_value = load_end + i;
+		s.st_size = 1;
+		put(&str, name, (size_t)n + 1);
+		put(&f, &s, sizeof(s));
+	}
+	sh[3] = (Elf64_Shdr){ .sh_type = SHT_SYMTAB, .sh_offset = symoff,
+			      .sh_size = f.n - symoff, .sh_link = 4,
+			      .sh_info = 1, .sh_addralign = 8,
+			      .sh_entsize = sizeof(Elf64_Sym) };
+	sh[4] = (Elf64_Shdr){ .sh_type = SHT_STRTAB, .sh_offset = f.n,
+			      .sh_size = str.n, .sh_addralign = 1 };
+	put(&f, str.p, str.n);
+	free(str.p);
+
+	/* 5 .shstrtab */
+	static const char *const names[] = {
+		"", ".text", ".eh_frame", ".symtab", ".strtab", ".shstrtab"
+	};
+	for (int i = 1; i < 6; i++) {
+		sh[i].sh_name = (uint32_t)shstr.n;
+		put(&shstr, names[i], strlen(names[i]) + 1);
+	}
+	sh[5] = (Elf64_Shdr){ .sh_name = sh[5].sh_name, .sh_type = SHT_STRTAB,
+			      .sh_offset = f.n, .sh_size = shstr.n,
+			      .sh_addralign = 1 };
+	put(&f, shstr.p, shstr.n);
+	free(shstr.p);
+
+	align(&f, 8, 0);
+	uint64_t shoff = f.n;
+	put(&f, sh, 6 * sizeof(Elf64_Shdr));
+
+	Elf64_Ehdr eh_hdr = {
+		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64,
+			     ELFDATA2LSB, EV_CURRENT },
+		.e_type = ET_DYN, .e_machine = EM_X86_64,
+		.e_version = EV_CURRENT, .e_phoff = sizeof(Elf64_Ehdr),
+		.e_shoff = shoff, .e_ehsize = sizeof(Elf64_Ehdr),
+		.e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 1,
+		.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 6,
+		.e_shstrndx = 5,
+	};
+	Elf64_Phdr ph = {
+		.p_type = PT_LOAD, .p_flags = PF_R | PF_X,
+		.p_filesz = load_end, .p_memsz = load_end, .p_align = 4096,
+	};
+	memcpy(f.p, &eh_hdr, sizeof(eh_hdr));
+	memcpy(f.p + sizeof(eh_hdr), &ph, sizeof(ph));
+
+	FILE *fp = fopen(out, "wb");
+	if (!fp || fwrite(f.p, 1, f.n, fp) != f.n || fclose(fp) != 0) {
+		fprintf(stderr, "hostile-elf: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	free(f.p);
+	return 0;
+}
