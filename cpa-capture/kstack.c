@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cpa-capture.h"
+#include "buf.h"
 #include "log.h"
 
 struct range {
@@ -57,10 +58,7 @@ void kstack_trim_init(void)
 			continue;
 		if (type != 't' && type != 'T')
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 65536;
-			addrs = cpa_realloc(addrs, cap * sizeof(*addrs));
-		}
+		CPA_GROW(addrs, cap, n + 1);
 		addrs[n++] = addr;
 		if (!strcmp(name, "_stext"))
 			text_start = addr;

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "cpa-capture.h"
+#include "buf.h"
 #include "log.h"
 #include "selfstats.h"
 #include "timeparse.h"
@@ -123,10 +124,7 @@ int output_init(int fd)
 
 static void push(struct item *it)
 {
-	if (queue_len == queue_cap) {
-		queue_cap = queue_cap ? 2 * queue_cap : 1024;
-		queue = cpa_realloc(queue, queue_cap * sizeof(*queue));
-	}
+	CPA_GROW(queue, queue_cap, queue_len + 1);
 	it->seq = next_seq++;
 	queue[queue_len++] = it;
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cpa-capture.h"
+#include "buf.h"
 #include "log.h"
 
 /* "pid (comm) S ppid ...": comm may hold spaces and parentheses, so it
@@ -143,10 +144,7 @@ static void find_build_id(struct cpa_mmap *m, const char *dev,
 			return;
 		}
 	}
-	if (n_known == known_cap) {
-		known_cap = known_cap ? 2 * known_cap : 256;
-		known = cpa_realloc(known, known_cap * sizeof(*known));
-	}
+	CPA_GROW(known, known_cap, n_known + 1);
 	k = &known[n_known++];
 	memset(k, 0, sizeof(*k));
 	snprintf(k->dev, sizeof(k->dev), "%s", dev);

@@ -44,16 +44,7 @@ bool input_ready(const struct input *in)
 {
 	if (in->eof || in->folded)
 		return true;
-	const struct cpa_reader *r = &in->r;
-	if (r->eof)
-		return true;
-	size_t have = r->end - r->start;
-	if (have < CPA_RECORD_HEADER_SIZE)
-		return false;
-	const uint8_t *h = r->buf + r->start + 4;
-	uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 |
-		       (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
-	return have >= CPA_RECORD_HEADER_SIZE + (size_t)len;
+	return cpa_reader_ready(&in->r);
 }
 
 static void add_meta(struct input *in, const struct cpa_meta *m)
@@ -142,17 +133,15 @@ static int next_stream(struct input *in, struct in_sample *s)
 		}
 		case CPA_REC_RESET:
 			if (rec.len) {
-				cpa_err("%s: byte %llu: reset record: length %u, "
-					"expected 0", in->name,
-					(unsigned long long)rec.offset, rec.len);
+				cpa_err_at(in->name, rec.offset, "reset record: "
+					   "length %u, expected 0", rec.len);
 				return -1;
 			}
 			return INPUT_RESET;
 		case CPA_REC_RAW_SAMPLE:
-			cpa_err("%s: byte %llu: raw sample: cpa-store keeps "
-				"symbolized samples, pipe through cpa-unwind "
-				"first", in->name,
-				(unsigned long long)rec.offset);
+			cpa_err_at(in->name, rec.offset, "raw sample: cpa-store "
+				   "keeps symbolized samples, pipe through "
+				   "cpa-unwind first");
 			return -1;
 		default:
 			/* task, mmap, end and types newer than this build

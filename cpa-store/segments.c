@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "buf.h"
 #include "log.h"
 #include "segments.h"
 
@@ -75,10 +76,7 @@ static void remove_segment_files(const char *dir, const char *name)
 static void add_old(struct store *st, const char *name, uint64_t bytes,
 		    uint64_t max_end)
 {
-	if (st->n_old == st->cap_old) {
-		st->cap_old = st->cap_old ? st->cap_old * 2 : 16;
-		st->old = cpa_realloc(st->old, st->cap_old * sizeof(*st->old));
-	}
+	CPA_GROW(st->old, st->cap_old, st->n_old + 1);
 	struct segment_ref *r = &st->old[st->n_old++];
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	r->bytes = bytes;
@@ -266,24 +264,12 @@ static int open_segment(struct store *st, struct input *in, uint64_t period,
 	return -e;
 }
 
-static void grow_map(uint32_t **map, size_t *n, uint32_t id)
-{
-	if (id < *n)
-		return;
-	size_t m = *n ? *n : 1024;
-	while (m <= id)
-		m *= 2;
-	*map = cpa_realloc(*map, m * sizeof(**map));
-	memset(*map + *n, 0, (m - *n) * sizeof(**map));
-	*n = m;
-}
-
 static uint32_t map_string(struct store *st, const struct input *in,
 			   uint32_t id)
 {
 	if (!id)
 		return 0;
-	grow_map(&st->str_map, &st->str_map_n, id);
+	CPA_GROW_ZERO(st->str_map, st->str_map_n, (size_t)id + 1);
 	if (!st->str_map[id]) {
 		uint32_t len;
 		const char *s = input_string(in, id, &len);
@@ -295,7 +281,7 @@ static uint32_t map_string(struct store *st, const struct input *in,
 static uint32_t map_stack(struct store *st, const struct input *in,
 			  uint32_t id)
 {
-	grow_map(&st->stk_map, &st->stk_map_n, id);
+	CPA_GROW_ZERO(st->stk_map, st->stk_map_n, (size_t)id + 1);
 	if (!st->stk_map[id]) {
 		uint32_t n;
 		const uint32_t *f = input_stack(in, id, &n);

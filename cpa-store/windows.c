@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "hash.h"
 #include "log.h"
 #include "windows.h"
@@ -15,8 +16,7 @@ void windows_init(struct windows *ws, uint64_t interval_ns, uint64_t grace_ns)
 
 size_t window_bytes(const struct window *w)
 {
-	return sizeof(*w) + w->cap * sizeof(*w->e) +
-	       ((size_t)w->mask + 1) * sizeof(*w->slots);
+	return sizeof(*w) + w->cap * sizeof(*w->e) + cpa_htab_bytes(&w->index);
 }
 
 static struct window *window_new(uint64_t start)
@@ -25,8 +25,7 @@ static struct window *window_new(uint64_t start)
 	w->start_ns = start;
 	w->cap = 16;
 	w->e = cpa_malloc(w->cap * sizeof(*w->e));
-	w->mask = 31;
-	w->slots = cpa_calloc(w->mask + 1, sizeof(*w->slots));
+	cpa_htab_init(&w->index, w->cap);
 	return w;
 }
 
@@ -35,7 +34,7 @@ void window_free(struct window *w)
 	if (!w)
 		return;
 	free(w->e);
-	free(w->slots);
+	cpa_htab_free(&w->index);
 	free(w);
 }
 
@@ -45,27 +44,15 @@ static uint64_t entry_hash(const struct cpa_store_labelset *ls,
 	return cpa_hash(ls, sizeof(*ls), stack);
 }
 
-static void rehash(struct window *w)
-{
-	w->mask = w->mask * 2 + 1;
-	free(w->slots);
-	w->slots = cpa_calloc((size_t)w->mask + 1, sizeof(*w->slots));
-	for (uint32_t k = 0; k < w->n; k++) {
-		uint32_t i = (uint32_t)entry_hash(&w->e[k].ls, w->e[k].stack) &
-			     w->mask;
-		while (w->slots[i])
-			i = (i + 1) & w->mask;
-		w->slots[i] = k + 1;
-	}
-}
-
 /* Returns the change in memory held. */
 static size_t window_add(struct window *w, const struct in_sample *s)
 {
 	size_t before = window_bytes(w);
-	uint32_t i = (uint32_t)entry_hash(&s->ls, s->stack) & w->mask;
-	for (; w->slots[i]; i = (i + 1) & w->mask) {
-		struct wentry *e = &w->e[w->slots[i] - 1];
+	struct cpa_htab_probe pr;
+	for (uint32_t id = cpa_htab_first(&w->index,
+					  entry_hash(&s->ls, s->stack), &pr);
+	     id; id = cpa_htab_next(&w->index, &pr)) {
+		struct wentry *e = &w->e[id - 1];
 		if (e->stack == s->stack && !memcmp(&e->ls, &s->ls,
 						    sizeof(e->ls))) {
 			e->weight += s->weight;
@@ -73,15 +60,10 @@ static size_t window_add(struct window *w, const struct in_sample *s)
 			return 0;
 		}
 	}
-	if (w->n == w->cap) {
-		w->cap *= 2;
-		w->e = cpa_realloc(w->e, w->cap * sizeof(*w->e));
-	}
+	CPA_GROW(w->e, w->cap, (size_t)w->n + 1);
 	w->e[w->n] = (struct wentry){s->ls, s->stack, s->weight};
-	w->slots[i] = ++w->n;
+	cpa_htab_add(&w->index, &pr, ++w->n);
 	w->samples++;
-	if ((uint64_t)w->n * 2 > w->mask)
-		rehash(w);
 	return window_bytes(w) - before;
 }
 
@@ -106,10 +88,7 @@ void windows_add(struct windows *ws, const struct in_sample *s)
 	if (lo < ws->n && ws->w[lo]->start_ns == start) {
 		w = ws->w[lo];
 	} else {
-		if (ws->n == ws->cap) {
-			ws->cap = ws->cap ? ws->cap * 2 : 16;
-			ws->w = cpa_realloc(ws->w, ws->cap * sizeof(*ws->w));
-		}
+		CPA_GROW(ws->w, ws->cap, ws->n + 1);
 		memmove(ws->w + lo + 1, ws->w + lo,
 			(ws->n - lo) * sizeof(*ws->w));
 		w = ws->w[lo] = window_new(start);
@@ -150,10 +129,7 @@ size_t windows_take_closed(struct windows *ws, struct window ***out,
 			ws->w[keep++] = w;
 			continue;
 		}
-		if (*n == *cap) {
-			*cap = *cap ? *cap * 2 : 64;
-			*out = cpa_realloc(*out, *cap * sizeof(**out));
-		}
+		*out = cpa_grow(*out, cap, *n + 1, sizeof(**out));
 		(*out)[(*n)++] = w;
 		ws->bytes -= window_bytes(w);
 		taken++;

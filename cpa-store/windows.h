@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "htab.h"
 #include "input.h"
 
 struct wentry {
@@ -23,8 +24,7 @@ struct window {
 	uint64_t start_ns;
 	struct wentry *e;
 	uint32_t n, cap;
-	uint32_t *slots;	/* open addressing into e, index + 1 */
-	uint32_t mask;
+	struct cpa_htab index;	/* (labelset, stack) -> index in e + 1 */
 	uint64_t samples;
 	bool closed;
 };

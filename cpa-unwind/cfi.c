@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "cfi.h"
+#include "le.h"
 #include "leb128.h"
 #include "cfi_exec.h"
 
@@ -62,10 +64,11 @@ static bool vec_push(struct row_vec *rv, uint64_t pc,
 			rv->over = true;
 			return false;
 		}
-		size_t cap = rv->cap ? rv->cap * 2 : 1024;
+		size_t cap = cpa_grow_cap(rv->cap, rv->n + 1, 1024,
+					  sizeof(*rv->v));
 		if (cap > rv->max)
 			cap = rv->max;
-		void *nv = realloc(rv->v, cap * sizeof(*rv->v));
+		void *nv = cap ? realloc(rv->v, cap * sizeof(*rv->v)) : NULL;
 		if (!nv) {
 			rv->oom = true;
 			return false;
@@ -80,14 +83,6 @@ static bool vec_push(struct row_vec *rv, uint64_t pc,
 }
 
 /* ---- FDE address decoding --------------------------------------------- */
-
-static uint64_t get_le(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 /*
  * Reads a pointer in DW_EH_PE encoding enc at *p. pc_addr is the virtual
@@ -130,7 +125,7 @@ static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc,
 	if (n) {
 		if ((size_t)(end - *p) < n)
 			return false;
-		v = get_le(*p, n);
+		v = cpa_get_le(*p, n);
 		if (sign && n < 8 && (v >> (8 * n - 1)) & 1)
 			v |= ~(uint64_t)0 << (8 * n);
 		*p += n;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cfi_exec.h"
+#include "le.h"
 #include "leb128.h"
 
 #define REG_RBP 6
@@ -290,13 +291,12 @@ static enum cfi_exec_result run(struct exec *x, const uint8_t *p,
 			break;
 		case DW_CFA_advance_loc2:
 			NEED(2);
-			rc = advance(x, (uint64_t)p[0] | (uint64_t)p[1] << 8);
+			rc = advance(x, cpa_get_le16(p));
 			p += 2;
 			break;
 		case DW_CFA_advance_loc4:
 			NEED(4);
-			rc = advance(x, (uint64_t)p[0] | (uint64_t)p[1] << 8 |
-					(uint64_t)p[2] << 16 | (uint64_t)p[3] << 24);
+			rc = advance(x, cpa_get_le32(p));
 			p += 4;
 			break;
 		case DW_CFA_offset_extended:

@@ -38,25 +38,6 @@ void output_free(struct output *o)
 	o->f = NULL;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* Feeds the folded-mode dictionary a record in the stream's own layout,
- * so the dictionary is exactly what a reader of our stream would build. */
-static void dict_feed(struct output *o, uint16_t type, const uint8_t *payload,
-		      uint32_t len)
-{
-	struct cpa_record rec = {
-		.type = type, .len = len, .payload = payload,
-	};
-	char err[256];
-	if (cpa_dict_add(&o->dict, &rec, err, sizeof(err)) < 0)
-		cpa_die("internal dictionary error: %s", err);
-}
-
 uint32_t output_string(struct output *o, const char *s, size_t len)
 {
 	if (!o->folded)
@@ -65,13 +46,10 @@ uint32_t output_string(struct output *o, const char *s, size_t len)
 		return 0;
 	bool is_new;
 	uint32_t id = cpa_strtab_intern(o->strs, s, len, &is_new);
-	if (is_new) {
-		uint8_t *p = cpa_malloc(4 + len);
-		put32(p, id);
-		memcpy(p + 4, s, len);
-		dict_feed(o, CPA_REC_STRING, p, (uint32_t)(4 + len));
-		free(p);
-	}
+	/* The folded writer reads names from a dictionary, built exactly as
+	 * a reader of our stream would build it. */
+	if (is_new && cpa_dict_add_string(&o->dict, s, (uint32_t)len) != id)
+		cpa_die("internal error: string %u out of order", id);
 	return id;
 }
 
@@ -81,15 +59,9 @@ uint32_t output_stack(struct output *o, const uint32_t *frames, uint32_t n)
 		return cpa_symw_stack(&o->sw, frames, n);
 	bool is_new;
 	uint32_t id = cpa_stacktab_intern(o->stacks, frames, n, &is_new);
-	if (is_new) {
-		uint8_t *p = cpa_malloc(8 + 4 * (size_t)n);
-		put32(p, id);
-		put32(p + 4, n);
-		for (uint32_t i = 0; i < n; i++)
-			put32(p + 8 + 4 * i, frames[i]);
-		dict_feed(o, CPA_REC_STACK, p, 8 + 4 * n);
-		free(p);
-	}
+	if (is_new && cpa_dict_add_stack(&o->dict, frames, n) != id)
+		cpa_die("internal error: stack %u out of order or names an "
+			"undefined string", id);
 	return id;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "log.h"
 #include "proc.h"
 
@@ -179,10 +180,7 @@ void proc_add_mapping(struct proctab *t, struct proc *p, uint64_t start,
 	remove_range(t, p, start, end);
 	if (p->nmaps >= MAX_MAPPINGS)
 		return;
-	if (p->nmaps == p->capmaps) {
-		p->capmaps = p->capmaps ? p->capmaps * 2 : 16;
-		p->maps = cpa_realloc(p->maps, p->capmaps * sizeof(*p->maps));
-	}
+	CPA_GROW(p->maps, p->capmaps, (size_t)p->nmaps + 1);
 	uint32_t i = p->nmaps;
 	while (i > 0 && p->maps[i - 1].start > start) {
 		p->maps[i] = p->maps[i - 1];

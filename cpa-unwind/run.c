@@ -41,11 +41,10 @@ static int handle(struct unwinder *u, struct output *out,
 		 * ours (and a reset passed on would empty downstream's
 		 * dictionary under our ids); nothing upstream of cpa-unwind
 		 * produces it. */
-		snprintf(err, errlen, "byte %llu: %s record: input is already "
-			 "symbolized (cpa-unwind reads cpa-capture's output)",
-			 (unsigned long long)rec->offset,
-			 cpa_record_type_name(rec->type));
-		return -1;
+		return cpa_fail_at(err, errlen, rec->offset,
+				   "%s record: input is already symbolized "
+				   "(cpa-unwind reads cpa-capture's output)",
+				   cpa_record_type_name(rec->type));
 	default:
 		/* The next stage would refuse a malformed record and stop;
 		 * what we pass on (meta, types newer than us) carries no

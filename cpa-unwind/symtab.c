@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "symtab.h"
 
 /* Room for names of any length: a symbol name is capped here so one
@@ -15,10 +16,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return 0;
-	size_t cap2 = *cap ? *cap : 256;
-	while (cap2 < need)
-		cap2 *= 2;
-	void *np = realloc(*p, cap2 * elem);
+	size_t cap2 = cpa_grow_cap(*cap, need, 256, elem);
+	void *np = cap2 ? realloc(*p, cap2 * elem) : NULL;
 	if (!np)
 		return -1;
 	*p = np;

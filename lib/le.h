@@ -42,4 +42,14 @@ static inline uint64_t cpa_get_le64(const uint8_t *p)
 	return (uint64_t)cpa_get_le32(p) | (uint64_t)cpa_get_le32(p + 4) << 32;
 }
 
+/* An n-byte (n <= 8) little-endian number, for fields whose width the
+ * data names (DWARF pointer encodings). */
+static inline uint64_t cpa_get_le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
 #endif

@@ -184,10 +184,10 @@ int cpa_fail_errno(char *err, size_t errlen, int e, const char *fmt, ...)
 void cpa_err_at(const char *input, unsigned long long offset,
 		const char *fmt, ...)
 {
-	char msg[768];
+	char line[768];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	cpa_vfail_in(line, sizeof(line), input, offset, fmt, ap);
 	va_end(ap);
-	cpa_err("%s: byte %llu: %s", input, offset, msg);
+	cpa_err("%s", line);
 }

@@ -548,6 +548,19 @@ int cpa_reader_init(struct cpa_reader *r, int fd, const char *name,
 	return 0;
 }
 
+bool cpa_reader_ready(const struct cpa_reader *r)
+{
+	size_t have = r->end - r->start;
+	if (r->eof)
+		return true;
+	if (have < CPA_RECORD_HEADER_SIZE)
+		return false;
+	uint32_t len = cpa_get_le32(r->buf + r->start + 4);
+	/* an oversized length fails at once, without reading more */
+	return len > CPA_RECORD_MAX ||
+	       have >= CPA_RECORD_HEADER_SIZE + (size_t)len;
+}
+
 int cpa_reader_next(struct cpa_reader *r, struct cpa_record *rec)
 {
 	long n = fill(r, CPA_RECORD_HEADER_SIZE);

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "le.h"
+
 /* First byte 0x89 can never start a line of UTF-8 text, so a tool can tell
  * the stream from folded text by its first byte (as PNG does). */
 #define CPA_STREAM_MAGIC "\x89" "CPA"
@@ -270,6 +272,10 @@ void cpa_reader_free(struct cpa_reader *r);
  * the tool does about it ("the stored windows are kept"). */
 void cpa_reader_warn_unended(const struct cpa_reader *r,
 			     const char *consequence);
+/* True when the next cpa_reader_next() returns without reading: a whole
+ * record, or the end of input, is buffered. A consumer that must not
+ * block between records (to flush on a timer) polls the fd until then. */
+bool cpa_reader_ready(const struct cpa_reader *r);
 /* Bytes already read and buffered; 0 means the next cpa_reader_next() may
  * block, so a filter should flush its output first to keep the pipe live. */
 static inline size_t cpa_reader_pending(const struct cpa_reader *r)
@@ -315,9 +321,7 @@ int cpa_record_check(const struct cpa_record *rec, char *err, size_t errlen);
 
 static inline uint32_t cpa_stack_frame(const struct cpa_stack *s, uint32_t i)
 {
-	const uint8_t *p = s->frames + 4 * (size_t)i;
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
+	return cpa_get_le32(s->frames + 4 * (size_t)i);
 }
 
 /* ---- names ------------------------------------------------------------- */

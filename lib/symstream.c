@@ -102,6 +102,14 @@ void cpa_dict_free(struct cpa_dict *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* Takes frames (count first, then the frames) as the next stack id. */
+static uint32_t push_stack(struct cpa_dict *d, uint32_t *frames)
+{
+	CPA_GROW(d->stacks, d->capstacks, (size_t)d->nstacks + 1);
+	d->stacks[d->nstacks] = frames;
+	return d->nstacks++;
+}
+
 int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 		 size_t errlen)
 {
@@ -122,14 +130,7 @@ int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 			return cpa_fail_at(err, errlen, rec->offset,
 					 "string id %u out of order (expected "
 					 "%u)", s.id, d->nstrs);
-		if (d->nstrs == d->capstrs) {
-			uint32_t cap = d->capstrs;
-			CPA_GROW(d->strs, d->capstrs, (size_t)d->nstrs + 1);
-			CPA_GROW(d->str_lens, cap, (size_t)d->nstrs + 1);
-		}
-		d->strs[d->nstrs] = cpa_strndup(s.str, s.len);
-		d->str_lens[d->nstrs] = s.len;
-		d->nstrs++;
+		cpa_dict_add_string(d, s.str, s.len);
 		return 1;
 	}
 	if (rec->type == CPA_REC_STACK) {
@@ -153,11 +154,35 @@ int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 			}
 			frames[i + 1] = f;
 		}
-		CPA_GROW(d->stacks, d->capstacks, (size_t)d->nstacks + 1);
-		d->stacks[d->nstacks++] = frames;
+		push_stack(d, frames);
 		return 1;
 	}
 	return 0;
+}
+
+uint32_t cpa_dict_add_string(struct cpa_dict *d, const char *s, uint32_t len)
+{
+	if (d->nstrs == d->capstrs) {
+		uint32_t cap = d->capstrs;
+		CPA_GROW(d->strs, d->capstrs, (size_t)d->nstrs + 1);
+		CPA_GROW(d->str_lens, cap, (size_t)d->nstrs + 1);
+	}
+	d->strs[d->nstrs] = cpa_strndup(s, len);
+	d->str_lens[d->nstrs] = len;
+	return d->nstrs++;
+}
+
+uint32_t cpa_dict_add_stack(struct cpa_dict *d, const uint32_t *frames,
+			    uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (frames[i] == 0 || frames[i] >= d->nstrs)
+			return 0;
+	uint32_t *copy = cpa_malloc(((size_t)n + 1) * sizeof(uint32_t));
+	copy[0] = n;
+	if (n)
+		memcpy(copy + 1, frames, (size_t)n * sizeof(uint32_t));
+	return push_stack(d, copy);
 }
 
 const char *cpa_dict_string(const struct cpa_dict *d, uint32_t id,

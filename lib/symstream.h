@@ -52,6 +52,12 @@ void cpa_dict_free(struct cpa_dict *d);
  * ("byte N: ...") when the record is bad. */
 int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 		 size_t errlen);
+/* Adds s (len bytes) or a stack of n frames, root first, as the next
+ * id, and returns it: for producers that build a dictionary without
+ * records. A stack naming an undefined string is refused with 0. */
+uint32_t cpa_dict_add_string(struct cpa_dict *d, const char *s, uint32_t len);
+uint32_t cpa_dict_add_stack(struct cpa_dict *d, const uint32_t *frames,
+			    uint32_t n);
 /* NULL when id is not defined; id 0 is "". */
 const char *cpa_dict_string(const struct cpa_dict *d, uint32_t id,
 			    uint32_t *len);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int run_file(const char *path)
@@ -22,10 +24,7 @@ static int run_file(const char *path)
 	uint8_t *buf = NULL;
 	size_t len = 0, cap = 0, n;
 	do {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap);
-		}
+		buf = cpa_grow(buf, &cap, len + 1, 1);
 		n = fread(buf + len, 1, cap - len, f);
 		len += n;
 	} while (n > 0);

@@ -35,12 +35,6 @@ static uint8_t *slurp(int fd, size_t *len)
 	return buf;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = v >> (8 * i);
-}
-
 static struct cpa_raw_sample sample_raw(void)
 {
 	static uint8_t stack[100];
@@ -243,7 +237,7 @@ static void test_framing_errors(void)
 	EXPECT_READ_ERROR(one, total - 1, "byte 16: truncated meta record");
 	/* length over the maximum */
 	memcpy(good, one, total);
-	put32(good + 20, CPA_RECORD_MAX + 1);
+	cpa_put_le32(good + 20, CPA_RECORD_MAX + 1);
 	EXPECT_READ_ERROR(good, total, "exceeds the maximum");
 	/* type 0 */
 	memcpy(good, one, total);
@@ -343,10 +337,10 @@ static void test_decode_errors(void)
 	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88 + 72,
 			    decode_raw, "9 registers");
 	p[76] = 0;
-	put32(p + 80, CPA_MAX_STACK_BYTES + 1);
+	cpa_put_le32(p + 80, CPA_MAX_STACK_BYTES + 1);
 	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88, decode_raw,
 			    "stack snapshot of 65537 bytes");
-	put32(p + 80, 0);
+	cpa_put_le32(p + 80, 0);
 	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 89, decode_raw,
 			    "does not match");
 	/* wrong type for the decoder */
@@ -399,10 +393,10 @@ static void test_decode_errors(void)
 	EXPECT_DECODE_ERROR(CPA_REC_STACK, p, 8, cpa_decode_stack,
 			    "stack id 0 is reserved");
 	p[0] = 1;
-	put32(p + 4, 2);
+	cpa_put_le32(p + 4, 2);
 	EXPECT_DECODE_ERROR(CPA_REC_STACK, p, 12, cpa_decode_stack,
 			    "does not match 2 frames");
-	put32(p + 4, CPA_MAX_STACK_DEPTH + 1);
+	cpa_put_le32(p + 4, CPA_MAX_STACK_DEPTH + 1);
 	EXPECT_DECODE_ERROR(CPA_REC_STACK, p, 8, cpa_decode_stack,
 			    "4097 frames");
 	memset(p, 0, 100);
@@ -564,8 +558,8 @@ static void test_zero_run_errors(void)
 
 	memset(p, 0, sizeof(p));
 	p[38] = CPA_RAW_STACK_ZRUNS;
-	put32(p + 80, 64);		/* stack_len */
-	put32(p + 84, 3);		/* stored */
+	cpa_put_le32(p + 80, 64);		/* stack_len */
+	cpa_put_le32(p + 84, 3);		/* stored */
 	p[88] = 4; p[89] = 1; p[90] = 0xaa;	/* 32 zeros + 1 byte: 33 */
 	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 91, decode_raw,
 			    "zero-run snapshot of 3 bytes does not decode");
@@ -578,7 +572,7 @@ static void test_zero_run_errors(void)
 	p[89] = 0x80;			/* varint cut short */
 	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 91, decode_raw,
 			    "does not decode");
-	put32(p + 84, 4);		/* stored says more than is there */
+	cpa_put_le32(p + 84, 4);		/* stored says more than is there */
 	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 91, decode_raw,
 			    "does not match its counts");
 }
@@ -673,18 +667,84 @@ static void test_dict(void)
 	uint8_t buf[32];
 	struct cpa_record fake = {.type = CPA_REC_STRING, .payload = buf,
 				  .len = 5, .offset = 40};
-	put32(buf, 2);
+	cpa_put_le32(buf, 2);
 	buf[4] = 'x';
 	CHECK(cpa_dict_add(&d, &fake, err, sizeof(err)) == -1);
 	CHECK(strstr(err, "byte 40: string id 2 out of order") != NULL);
 	fake.type = CPA_REC_STACK;
-	put32(buf, 1);
-	put32(buf + 4, 1);
-	put32(buf + 8, 5);
+	cpa_put_le32(buf, 1);
+	cpa_put_le32(buf + 4, 1);
+	cpa_put_le32(buf + 8, 5);
 	fake.len = 12;
 	CHECK(cpa_dict_add(&d, &fake, err, sizeof(err)) == -1);
 	CHECK(strstr(err, "undefined string 5") != NULL);
 	cpa_dict_free(&d);
+
+	/* built directly, as a producer without records builds it */
+	cpa_dict_init(&d);
+	CHECK(cpa_dict_add_string(&d, "main", 4) == 1);
+	CHECK(cpa_dict_add_string(&d, "leaf", 4) == 2);
+	uint32_t frames[] = {1, 2};
+	CHECK(cpa_dict_add_stack(&d, frames, 2) == 1);
+	uint32_t undefined[] = {1, 3};
+	CHECK(cpa_dict_add_stack(&d, undefined, 2) == 0);
+	CHECK(cpa_dict_add_stack(&d, frames, 0) == 2);
+	uint32_t n;
+	const uint32_t *got = cpa_dict_stack(&d, 1, &n);
+	CHECK(got && n == 2 && got[0] == 1 && got[1] == 2);
+	CHECK(cpa_dict_stack(&d, 2, &n) && n == 0);
+	CHECK(cpa_dict_stack(&d, 3, &n) == NULL);
+	CHECK_STR(cpa_dict_string(&d, 2, &n), "leaf");
+	CHECK(n == 4);
+	cpa_dict_free(&d);
+}
+
+/* cpa_reader_ready says whether the next record is already buffered. */
+static void test_reader_ready(void)
+{
+	int fd = memfd_with(NULL, 0);
+	struct cpa_writer w;
+	cpa_writer_init(&w, fd);
+	cpa_write_string(&w, 1, "one", 3);
+	cpa_write_string(&w, 2, "two", 3);
+	cpa_writer_close(&w);
+	size_t len;
+	uint8_t *buf = slurp(fd, &len);
+	close(fd);
+
+	int pfd[2];
+	CHECK(pipe(pfd) == 0);
+	/* all but the last byte of the second record */
+	CHECK(write(pfd[1], buf, len - 1) == (ssize_t)(len - 1));
+	struct cpa_reader r;
+	struct cpa_record rec;
+	CHECK(cpa_reader_init(&r, pfd[0], "pipe", NULL, 0) == 0);
+	CHECK(cpa_reader_next(&r, &rec) == 1 && rec.type == CPA_REC_STRING);
+	CHECK(!cpa_reader_ready(&r));
+	CHECK(write(pfd[1], buf + len - 1, 1) == 1);
+	CHECK(cpa_reader_next(&r, &rec) == 1 && rec.type == CPA_REC_STRING);
+	CHECK(!cpa_reader_ready(&r));	/* nothing buffered, not at end */
+	close(pfd[1]);
+	CHECK(cpa_reader_next(&r, &rec) == 0);
+	CHECK(cpa_reader_ready(&r));	/* the end is known */
+	cpa_reader_free(&r);
+	close(pfd[0]);
+
+	/* a header claiming too long a record fails at once: ready */
+	CHECK(pipe(pfd) == 0);
+	uint8_t hdr[CPA_RECORD_HEADER_SIZE] = {CPA_REC_STRING};
+	cpa_put_le32(hdr + 4, CPA_RECORD_MAX + 1);
+	size_t head = len - 2 * (CPA_RECORD_HEADER_SIZE + 7);
+	CHECK(write(pfd[1], buf, head) == (ssize_t)head);
+	CHECK(write(pfd[1], hdr, sizeof(hdr)) == (ssize_t)sizeof(hdr));
+	CHECK(cpa_reader_init(&r, pfd[0], "pipe", NULL, 0) == 0);
+	CHECK(cpa_reader_ready(&r));
+	CHECK(cpa_reader_next(&r, &rec) == -1);
+	CHECK(strstr(r.err, "exceeds the maximum") != NULL);
+	cpa_reader_free(&r);
+	close(pfd[0]);
+	close(pfd[1]);
+	free(buf);
 }
 
 /* A RESET record starts the dictionaries over on both sides. */
@@ -787,6 +847,7 @@ int main(void)
 	test_zero_run_errors();
 	test_writer_limits();
 	test_dict();
+	test_reader_ready();
 	test_reset();
 	test_names();
 	return unit_done("stream_test");
