@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* ELF objects shared across processes, keyed by build id, bounded by LRU. */
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include "hash.h"
 #include "inline.h"
 #include "log.h"
+#include "safeopen.h"
 
 #define NBUCKETS 4096
 #define HASH_WINDOW (4 << 20)	/* bytes of a file mapped at once */
@@ -194,41 +196,69 @@ void elfcache_free(struct elfcache *c)
 /* ---- opening files ----------------------------------------------------- */
 
 /*
- * The routes to a mapped file, best first: the kernel's handle on the
- * mapping itself (works for deleted files and other mount namespaces),
- * the path inside the process's root, the path on the host.
+ * The routes to a mapped file, best first:
+ *  0. /proc/PID/map_files/START-END, the kernel's handle on the mapping
+ *     itself (deleted files, other mount namespaces); it needs
+ *     CAP_SYS_ADMIN, which cpa monitor does not give cpa-unwind;
+ *  1. the path resolved inside the process's root (safeopen.h);
+ *  2. the path on the host, only once the process is gone (a short-lived
+ *     process unwound after its exit) and only when the mapping says
+ *     what the file must be: an inode checked here, or a build id that
+ *     the caller checks. A live process's paths are never looked up on
+ *     the host: its root is where they are.
+ * *rootfd receives the directory in which the object's .gnu_debuglink
+ * names are looked up, or -1; the caller closes it.
  */
-static int open_route(const struct elf_src *src, int route, char *root,
-		      size_t rootlen)
+static int open_route(const struct elf_src *src, int route, int *rootfd,
+		      struct stat *st)
 {
-	char path[PATH_MAX + 64];
-	root[0] = '\0';
+	char path[64];
+	int fd, root;
+	*rootfd = -1;
 	switch (route) {
 	case 0:
+		if (!src->pid)
+			return -1;
 		snprintf(path, sizeof(path), "/proc/%u/map_files/%lx-%lx",
 			 src->pid, (unsigned long)src->start,
 			 (unsigned long)src->end);
-		snprintf(root, rootlen, "/proc/%u/root", src->pid);
-		break;
+		fd = safeopen_host(path, 0, st);
+		if (fd >= 0)
+			*rootfd = safeopen_proc_root(src->pid);
+		return fd;
 	case 1:
 		if (src->path[0] != '/')
 			return -1;
-		snprintf(root, rootlen, "/proc/%u/root", src->pid);
-		if (snprintf(path, sizeof(path), "%s%s", root, src->path) >=
-		    (int)sizeof(path))
-			return -1;
-		break;
+		return safeopen_in_proc_root(src->pid, src->path, src->inode,
+					     st, rootfd);
 	case 2:
 		if (src->path[0] != '/')
 			return -1;
-		snprintf(path, sizeof(path), "%s", src->path);
-		break;
+		root = safeopen_proc_root(src->pid);
+		if (root >= 0 || (errno != ENOENT && errno != ESRCH)) {
+			if (root >= 0)
+				close(root);
+			return -1;
+		}
+		if (!src->build_id_len && !src->inode) {
+			safeopen_count(SAFEOPEN_UNVERIFIED);
+			return -1;
+		}
+		fd = safeopen_host(src->path, src->inode, st);
+		if (fd >= 0)
+			*rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return fd;
 	default:
 		return -1;
 	}
-	if (src->pid == 0 && route < 2)
-		return -1;
-	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static void close_route(int fd, int rootfd)
+{
+	if (fd >= 0)
+		close(fd);
+	if (rootfd >= 0)
+		close(rootfd);
 }
 
 static void src_dir(const struct elf_src *src, char *dir, size_t len)
@@ -280,13 +310,13 @@ static void charge(struct elfcache *c, struct elf_obj *o, size_t before)
 }
 
 static void load_into(struct elfcache *c, struct elf_obj *o, int fd,
-		      const char *root, const struct elf_src *src)
+		      int rootfd, const struct elf_src *src)
 {
 	char dir[PATH_MAX];
 	size_t before = o->bytes;
 	uint64_t t0 = mono_ns();
 	src_dir(src, dir, sizeof(dir));
-	if (elfobj_load(o, fd, root, dir, c->max_object) < 0 && !o->loaded) {
+	if (elfobj_load(o, fd, rootfd, dir, c->max_object) < 0 && !o->loaded) {
 		/* Keep the failure: an object that cannot be parsed is
 		 * remembered as such instead of being retried per frame. */
 		o->loaded = true;
@@ -322,18 +352,14 @@ struct elf_obj *elfcache_get(struct elfcache *c, const struct elf_src *src)
 	}
 	int mismatch = 0;
 	for (int route = 0; route < 3; route++) {
-		char root[64];
-		int fd = open_route(src, route, root, sizeof(root));
+		int rootfd;
+		struct stat st;
+		int fd = open_route(src, route, &rootfd, &st);
 		if (fd < 0)
 			continue;
-		struct stat st;
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			close(fd);
-			continue;
-		}
 		o = find_stat(c, &st);
 		if (o && klen && (o->key_len != klen || memcmp(o->key, key, klen))) {
-			close(fd);
+			close_route(fd, rootfd);
 			mismatch = ELFOBJ_FAIL_MISMATCH;
 			continue;
 		}
@@ -344,7 +370,7 @@ struct elf_obj *elfcache_get(struct elfcache *c, const struct elf_src *src)
 			/* A host path that holds another build of the file
 			 * is the wrong file: try no further. */
 			if (klen && (flen != klen || memcmp(fkey, key, klen))) {
-				close(fd);
+				close_route(fd, rootfd);
 				mismatch = is_elf ? ELFOBJ_FAIL_MISMATCH
 						  : ELFOBJ_FAIL_NOT_ELF;
 				continue;
@@ -353,7 +379,7 @@ struct elf_obj *elfcache_get(struct elfcache *c, const struct elf_src *src)
 			if (!o) {
 				o = calloc(1, sizeof(*o));
 				if (!o) {
-					close(fd);
+					close_route(fd, rootfd);
 					c->st.fails[ELFOBJ_FAIL_NOMEM]++;
 					return NULL;
 				}
@@ -372,18 +398,18 @@ struct elf_obj *elfcache_get(struct elfcache *c, const struct elf_src *src)
 					o->fail = ELFOBJ_FAIL_NOT_ELF;
 					c->st.fails[o->fail]++;
 				} else {
-					load_into(c, o, fd, root, src);
+					load_into(c, o, fd, rootfd, src);
 				}
-				close(fd);
+				close_route(fd, rootfd);
 				o->refs++;
 				return o;
 			}
 		}
 		if (!o->loaded)
-			load_into(c, o, fd, root, src);
+			load_into(c, o, fd, rootfd, src);
 		else
 			c->st.hits++;
-		close(fd);
+		close_route(fd, rootfd);
 		o->refs++;
 		elfcache_touch(c, o);
 		return o;
@@ -396,36 +422,35 @@ int elfcache_reload(struct elfcache *c, struct elf_obj *o,
 		    const struct elf_src *src)
 {
 	for (int route = 0; route < 3; route++) {
-		char root[64];
-		int fd = open_route(src, route, root, sizeof(root));
+		int rootfd;
+		struct stat st;
+		int fd = open_route(src, route, &rootfd, &st);
 		if (fd < 0)
 			continue;
-		struct stat st;
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-		    (o->st_ino && find_stat(c, &st) != o)) {
-			close(fd);
+		if (o->st_ino && find_stat(c, &st) != o) {
+			close_route(fd, rootfd);
 			continue;
 		}
-		load_into(c, o, fd, root, src);
-		close(fd);
+		load_into(c, o, fd, rootfd, src);
+		close_route(fd, rootfd);
 		return 0;
 	}
 	return -1;
 }
 
 int elfcache_reopen(struct elfcache *c, struct elf_obj *o,
-		    const struct elf_src *src, char *root, size_t rootlen)
+		    const struct elf_src *src, int *rootfd)
 {
 	for (int route = 0; route < 3; route++) {
-		int fd = open_route(src, route, root, rootlen);
+		struct stat st;
+		int fd = open_route(src, route, rootfd, &st);
 		if (fd < 0)
 			continue;
-		struct stat st;
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    find_stat(c, &st) == o)
+		if (find_stat(c, &st) == o)
 			return fd;
-		close(fd);
+		close_route(fd, *rootfd);
 	}
+	*rootfd = -1;
 	return -1;
 }
 

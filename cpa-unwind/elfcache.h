@@ -25,6 +25,7 @@ struct elf_src {
 	uint32_t pid;
 	uint64_t start, end;	/* the mapping, for /proc/PID/map_files */
 	const char *path;	/* as the process sees it */
+	uint64_t inode;		/* of the mapped file, 0 when unknown */
 	const uint8_t *build_id;	/* from the MMAP record, may be NULL */
 	uint8_t build_id_len;
 };
@@ -55,10 +56,11 @@ int elfcache_reload(struct elfcache *c, struct elf_obj *o,
 		    const struct elf_src *src);
 /*
  * Opens the file o was loaded from again (--inline reads its DWARF).
- * Returns the descriptor, with root set as for elfobj_load, or -1.
+ * Returns the descriptor, with *rootfd as for elfobj_load (the caller
+ * closes both), or -1.
  */
 int elfcache_reopen(struct elfcache *c, struct elf_obj *o,
-		    const struct elf_src *src, char *root, size_t rootlen);
+		    const struct elf_src *src, int *rootfd);
 /* Whether o may grow by n bytes within the per-object bound. */
 bool elfcache_fits(const struct elfcache *c, const struct elf_obj *o,
 		   size_t n);

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfobj.h"
+#include "safeopen.h"
 
 static const char *const fail_names[ELFOBJ_FAIL_COUNT] = {
 	[ELFOBJ_OK] = "ok",
@@ -95,9 +97,13 @@ static int read_segments(struct elf_obj *o, Elf *elf)
 	return 0;
 }
 
-static int open_elf_file(const char *path, int *fd, Elf **elf)
+/* A debug file, opened under the rules of safeopen.h: rootfd >= 0
+ * resolves path inside that root, -1 opens a host path. */
+static int open_elf_file(int rootfd, const char *path, int *fd, Elf **elf)
 {
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	*fd = rootfd >= 0 ? safeopen_in_root(rootfd, path, 0, &st)
+			  : safeopen_host(path, 0, &st);
 	if (*fd < 0)
 		return -1;
 	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
@@ -141,11 +147,13 @@ static const char *debuglink_name(Elf *elf)
 
 /*
  * Finds the separate debug file of an object: by build id on the host
- * (/usr/lib/debug/.build-id/xx/rest.debug), then by .gnu_debuglink next
- * to the object, in its .debug/ directory and under /usr/lib/debug.
+ * (/usr/lib/debug/.build-id/xx/rest.debug: the id proves it is the
+ * object's), then by .gnu_debuglink next to the object, in its .debug/
+ * directory and under /usr/lib/debug, all three inside the process's
+ * root: a name the object chose is never looked up on the host.
  */
 Elf *elfobj_open_debug_file(Elf *elf, const uint8_t *id, size_t id_len,
-			    const char *root, const char *dir, int *fd)
+			    int rootfd, const char *dir, int *fd)
 {
 	char path[PATH_MAX];
 	Elf *dbg;
@@ -157,7 +165,7 @@ Elf *elfobj_open_debug_file(Elf *elf, const uint8_t *id, size_t id_len,
 			n += snprintf(path + n, sizeof(path) - (size_t)n,
 				      "%02x", id[i]);
 		snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
-		if (open_elf_file(path, fd, &dbg) == 0) {
+		if (open_elf_file(-1, path, fd, &dbg) == 0) {
 			if (same_build(dbg, id, id_len))
 				return dbg;
 			elf_end(dbg);
@@ -165,23 +173,17 @@ Elf *elfobj_open_debug_file(Elf *elf, const uint8_t *id, size_t id_len,
 		}
 	}
 	const char *link = debuglink_name(elf);
-	if (!link || !dir)
+	if (!link || !dir || rootfd < 0)
 		return NULL;
 	/* next to the object, in its .debug/ and under /usr/lib/debug */
-	for (int i = 0; i < 3; i++) {
-		int n;
-		if (i == 0)
-			n = snprintf(path, sizeof(path), "%s%s/%s", root, dir,
-				     link);
-		else if (i == 1)
-			n = snprintf(path, sizeof(path), "%s%s/.debug/%s", root,
-				     dir, link);
-		else
-			n = snprintf(path, sizeof(path), "/usr/lib/debug%s/%s",
-				     dir, link);
+	static const char *const prefix[] = { "", "", "/usr/lib/debug" };
+	static const char *const subdir[] = { "", "/.debug", "" };
+	for (unsigned i = 0; i < 3; i++) {
+		int n = snprintf(path, sizeof(path), "%s%s%s/%s", prefix[i],
+				 dir, subdir[i], link);
 		if (n < 0 || (size_t)n >= sizeof(path))
 			continue;
-		if (open_elf_file(path, fd, &dbg) == 0) {
+		if (open_elf_file(rootfd, path, fd, &dbg) == 0) {
 			if (same_build(dbg, id, id_len))
 				return dbg;
 			elf_end(dbg);
@@ -255,7 +257,7 @@ static long add_symbols(struct elf_obj *o, Elf *elf, bool symtab,
 	return symtab_add_elf(&o->syms, elf, symtab, !symtab);
 }
 
-static int load_elf(struct elf_obj *o, Elf *elf, const char *root,
+static int load_elf(struct elf_obj *o, Elf *elf, int rootfd,
 		    const char *dir, size_t max_bytes)
 {
 	GElf_Ehdr eh;
@@ -271,8 +273,8 @@ static int load_elf(struct elf_obj *o, Elf *elf, const char *root,
 
 	Elf *dbg = NULL;
 	int dbg_fd = -1;
-	if (root)
-		dbg = elfobj_open_debug_file(elf, id, id_len, root, dir,
+	if (dir)
+		dbg = elfobj_open_debug_file(elf, id, id_len, rootfd, dir,
 					      &dbg_fd);
 	long nsym = add_symbols(o, elf, true, max_bytes);
 	o->has_symtab = nsym > 0;
@@ -324,7 +326,7 @@ static int load_elf(struct elf_obj *o, Elf *elf, const char *root,
 	return 0;
 }
 
-int elfobj_load(struct elf_obj *o, int fd, const char *root, const char *dir,
+int elfobj_load(struct elf_obj *o, int fd, int rootfd, const char *dir,
 		size_t max_bytes)
 {
 	o->fail = ELFOBJ_OK;
@@ -333,7 +335,7 @@ int elfobj_load(struct elf_obj *o, int fd, const char *root, const char *dir,
 		o->fail = ELFOBJ_FAIL_NOT_ELF;
 		return -1;
 	}
-	int rc = load_elf(o, elf, root, dir, max_bytes);
+	int rc = load_elf(o, elf, rootfd, dir, max_bytes);
 	elf_end(elf);
 	return rc;
 }
@@ -353,7 +355,7 @@ int elfobj_load_image(struct elf_obj *o, const void *image, size_t size,
 	Elf *elf = elf_memory(copy, size);
 	int rc = -1;
 	if (elf) {
-		rc = load_elf(o, elf, NULL, NULL, max_bytes);
+		rc = load_elf(o, elf, -1, NULL, max_bytes);
 		elf_end(elf);
 	} else {
 		o->fail = ELFOBJ_FAIL_NOT_ELF;

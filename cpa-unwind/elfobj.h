@@ -76,28 +76,29 @@ struct elf_obj {
 size_t elfobj_read_build_id(Elf *elf, uint8_t *id, size_t cap);
 
 /*
- * Loads symbols, segments and CFI from the open file fd. root is the
- * prefix through which the process sees its files ("/proc/PID/root" or
- * ""), dir the directory of the file inside it, both for .gnu_debuglink;
- * separate debug files by build id are looked up on the host first.
+ * Loads symbols, segments and CFI from the open file fd. rootfd is the
+ * process's root directory (safeopen_proc_root) in which .gnu_debuglink
+ * names are looked up, -1 for none; dir is the directory of the file as
+ * the process sees it, NULL to look for no separate debug file.
  * Returns 0 when o is loaded, perhaps partly: a malformed CFI section
  * leaves the symbols and o->fail set to ELFOBJ_FAIL_CFI. Returns -1 with
  * o->fail set when nothing could be used, or when loading it would take
  * more than max_bytes (estimated from its section headers before reading
  * the symbols, counted while compiling the CFI): then nothing is kept.
  */
-int elfobj_load(struct elf_obj *o, int fd, const char *root, const char *dir,
+int elfobj_load(struct elf_obj *o, int fd, int rootfd, const char *dir,
 		size_t max_bytes);
 /* Same, from an ELF image in memory (the vdso). */
 int elfobj_load_image(struct elf_obj *o, const void *image, size_t size,
 		      size_t max_bytes);
 /*
  * The separate debug file of elf (build id id), opened: by build id on the
- * host, then by .gnu_debuglink in root+dir, root+dir/.debug and
- * /usr/lib/debug+dir. NULL when there is none; else *fd is its descriptor.
+ * host, then by .gnu_debuglink in dir, dir/.debug and /usr/lib/debug+dir
+ * inside rootfd (none when rootfd is -1). NULL when there is none; else
+ * *fd is its descriptor.
  */
 Elf *elfobj_open_debug_file(Elf *elf, const uint8_t *id, size_t id_len,
-			    const char *root, const char *dir, int *fd);
+			    int rootfd, const char *dir, int *fd);
 /* Frees what a load allocated; identity and bookkeeping stay. */
 void elfobj_unload(struct elf_obj *o);
 

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "inline.h"
 #include "unwind.h"
@@ -165,19 +166,18 @@ static struct inline_dwarf *inline_of(struct unwinder *u, struct proc *p,
 	if (o->inl || o->inl_tried)
 		return o->inl;
 	o->inl_tried = true;
-	struct elf_src src = {
-		.pid = p->pid, .start = m->start, .end = m->end,
-		.path = m->path, .build_id = m->build_id,
-		.build_id_len = m->build_id_len,
-	};
-	char root[64], dir[CPA_PATH_MAX];
-	int fd = elfcache_reopen(u->cache, o, &src, root, sizeof(root));
+	struct elf_src src = mapping_src(p, m);
+	char dir[CPA_PATH_MAX];
+	int rootfd;
+	int fd = elfcache_reopen(u->cache, o, &src, &rootfd);
 	if (fd < 0)
 		return NULL;
 	snprintf(dir, sizeof(dir), "%s", m->path);
 	char *slash = strrchr(dir, '/');
 	*(slash ? slash : dir) = '\0';
-	o->inl = inline_dwarf_open(fd, root, dir);
+	o->inl = inline_dwarf_open(fd, rootfd, dir);
+	if (rootfd >= 0)
+		close(rootfd);
 	if (o->inl) {
 		size_t n = inline_dwarf_bytes(o->inl);
 		if (!elfcache_fits(u->cache, o, n)) {

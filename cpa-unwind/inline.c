@@ -28,8 +28,7 @@ struct inline_dwarf {
 	unsigned used;
 };
 
-struct inline_dwarf *inline_dwarf_open(int fd, const char *root,
-				       const char *dir)
+struct inline_dwarf *inline_dwarf_open(int fd, int rootfd, const char *dir)
 {
 	struct inline_dwarf *d = cpa_calloc(1, sizeof(*d));
 	d->fd = fd;
@@ -41,7 +40,7 @@ struct inline_dwarf *inline_dwarf_open(int fd, const char *root,
 		/* no DWARF in the object itself: its separate debug file */
 		uint8_t id[ELFOBJ_BUILD_ID_MAX];
 		size_t len = elfobj_read_build_id(d->elf, id, sizeof(id));
-		d->dbg = elfobj_open_debug_file(d->elf, id, len, root, dir,
+		d->dbg = elfobj_open_debug_file(d->elf, id, len, rootfd, dir,
 						&d->dbg_fd);
 		if (d->dbg)
 			d->dw = dwarf_begin_elf(d->dbg, DWARF_C_READ, NULL);

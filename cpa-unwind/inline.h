@@ -22,11 +22,10 @@ struct name_opts;
 
 /*
  * Opens the DWARF of the object in the file at fd, or of its separate
- * debug file (root and dir as for elfobj_load). Takes ownership of fd.
+ * debug file (rootfd and dir as for elfobj_load). Takes ownership of fd.
  * NULL when there is no DWARF.
  */
-struct inline_dwarf *inline_dwarf_open(int fd, const char *root,
-				       const char *dir);
+struct inline_dwarf *inline_dwarf_open(int fd, int rootfd, const char *dir);
 void inline_dwarf_free(struct inline_dwarf *d);
 /* Memory the open DWARF may hold, charged to its object. */
 size_t inline_dwarf_bytes(const struct inline_dwarf *d);

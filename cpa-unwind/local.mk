@@ -12,6 +12,7 @@ cpa_unwind_cpa_unwind_SOURCES = \
 	cpa-unwind/proc.c cpa-unwind/proc.h \
 	cpa-unwind/elfcache.c cpa-unwind/elfcache.h \
 	cpa-unwind/elfobj.c cpa-unwind/elfobj.h \
+	cpa-unwind/safeopen.c cpa-unwind/safeopen.h \
 	cpa-unwind/symtab.c cpa-unwind/symtab.h \
 	cpa-unwind/kallsyms.c cpa-unwind/kallsyms.h \
 	cpa-unwind/perfmap.c cpa-unwind/perfmap.h \
@@ -52,11 +53,15 @@ tests_hostile_hostile_spin_SOURCES = tests/hostile/hostile-spin.c \
 tests_hostile_hostile_spin_CFLAGS = $(WL_NOFP_CFLAGS)
 
 TESTS += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
-	tests/bats/unwind-hostile-objects.bats
+	tests/bats/unwind-hostile-objects.bats \
+	tests/bats/unwind-hostile-files.bats
 # The soak test runs by hand (see its header); the bench is bench/.
 EXTRA_DIST += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
 	tests/bats/unwind-hostile-objects.bats \
 	tests/bats/unwind-soak.bats bench/unwind-bench
+# Hostile processes and files, built by the suite that uses them.
+EXTRA_DIST += tests/bats/unwind-hostile-files.bats \
+	tests/hostile/swap_mapper.c tests/hostile/swap_lib.c
 
 # Fuzz targets for the parsers cpa-unwind adds: ELF headers, symbols and
 # CFI compilation (unwind_elf), JIT perf maps (unwind_perfmap), and the
@@ -64,13 +69,15 @@ EXTRA_DIST += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
 # replays their corpora (tests/bats/unwind.bats); `make fuzz` runs them
 # under libFuzzer with the other targets.
 UNWIND_FUZZ_TARGETS = unwind_elf unwind_perfmap unwind_stream
-UNWIND_FUZZ_SRCS_unwind_elf = cpa-unwind/elfobj.c cpa-unwind/symtab.c \
+UNWIND_FUZZ_SRCS_unwind_elf = cpa-unwind/elfobj.c cpa-unwind/safeopen.c \
+	cpa-unwind/symtab.c \
 	cpa-unwind/cfi.c cpa-unwind/cfi_exec.c
 UNWIND_FUZZ_SRCS_unwind_perfmap = cpa-unwind/perfmap.c cpa-unwind/symtab.c
 UNWIND_CORE_SRCS = cpa-unwind/run.c cpa-unwind/sample.c cpa-unwind/bestof.c \
 	cpa-unwind/walk.c cpa-unwind/cfi.c cpa-unwind/cfi_exec.c \
 	cpa-unwind/frames.c cpa-unwind/proc.c cpa-unwind/elfcache.c \
-	cpa-unwind/elfobj.c cpa-unwind/symtab.c cpa-unwind/kallsyms.c \
+	cpa-unwind/elfobj.c cpa-unwind/safeopen.c cpa-unwind/symtab.c \
+	cpa-unwind/kallsyms.c \
 	cpa-unwind/perfmap.c cpa-unwind/demangle.c cpa-unwind/inline.c \
 	cpa-unwind/output.c cpa-unwind/stats.c
 check_PROGRAMS += tests/fuzz/unwind_elf_replay tests/fuzz/unwind_perfmap_replay \
@@ -101,8 +108,8 @@ FUZZ_CFLAGS_unwind_stream = $(LIBDW_CFLAGS)
 check_PROGRAMS += tests/unit/unwind_test
 tests_unit_unwind_test_SOURCES = tests/unit/unwind_test.c tests/unit/unit.h \
 	cpa-unwind/walk.c cpa-unwind/proc.c cpa-unwind/elfcache.c \
-	cpa-unwind/elfobj.c cpa-unwind/symtab.c cpa-unwind/cfi.c \
-	cpa-unwind/cfi_exec.c \
+	cpa-unwind/elfobj.c cpa-unwind/safeopen.c cpa-unwind/symtab.c \
+	cpa-unwind/cfi.c cpa-unwind/cfi_exec.c \
 	cpa-unwind/perfmap.c cpa-unwind/demangle.c cpa-unwind/inline.c \
 	cpa-unwind/output.c
 tests_unit_unwind_test_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)

@@ -172,7 +172,7 @@ static void remove_range(struct proctab *t, struct proc *p, uint64_t start,
 
 void proc_add_mapping(struct proctab *t, struct proc *p, uint64_t start,
 		      uint64_t end, uint64_t pgoff, const char *path,
-		      size_t path_len, const uint8_t *build_id,
+		      size_t path_len, uint64_t inode, const uint8_t *build_id,
 		      uint8_t build_id_len)
 {
 	if (end <= start)
@@ -191,6 +191,7 @@ void proc_add_mapping(struct proctab *t, struct proc *p, uint64_t start,
 	m->start = start;
 	m->end = end;
 	m->pgoff = pgoff;
+	m->inode = inode;
 	m->path = cpa_strndup(path, path_len);
 	/* "(deleted)" is the kernel's note, not part of the name */
 	size_t n = strlen(m->path);
@@ -241,7 +242,7 @@ int proc_read_maps(struct proctab *t, struct proc *p, uint64_t now_ns,
 		    old->pgoff == pgoff)
 			continue;
 		proc_add_mapping(t, p, start, end, pgoff, name, strlen(name),
-				 NULL, 0);
+				 inode, NULL, 0);
 	}
 	free(line);
 	fclose(f);
@@ -254,11 +255,7 @@ struct elf_obj *proc_mapping_obj(struct proctab *t, struct proc *p,
 	if (m->state == MAPPING_RESOLVED) {
 		struct elf_obj *o = m->obj;
 		if (!o->loaded) {
-			struct elf_src src = {
-				.pid = p->pid, .start = m->start, .end = m->end,
-				.path = m->path, .build_id = m->build_id,
-				.build_id_len = m->build_id_len,
-			};
+			struct elf_src src = mapping_src(p, m);
 			if (elfcache_reload(t->cache, o, &src) < 0)
 				return NULL;
 		}
@@ -269,11 +266,7 @@ struct elf_obj *proc_mapping_obj(struct proctab *t, struct proc *p,
 	if (m->kind == MAPPING_VDSO) {
 		m->obj = elfcache_vdso(t->cache);
 	} else if (m->kind == MAPPING_FILE) {
-		struct elf_src src = {
-			.pid = p->pid, .start = m->start, .end = m->end,
-			.path = m->path, .build_id = m->build_id,
-			.build_id_len = m->build_id_len,
-		};
+		struct elf_src src = mapping_src(p, m);
 		m->obj = elfcache_get(t->cache, &src);
 	}
 	m->state = m->obj ? MAPPING_RESOLVED : MAPPING_FAILED;

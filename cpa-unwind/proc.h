@@ -27,6 +27,7 @@ enum map_state { MAPPING_UNRESOLVED = 0, MAPPING_RESOLVED, MAPPING_FAILED };
 
 struct mapping {
 	uint64_t start, end, pgoff;
+	uint64_t inode;		/* of the file, 0 when unknown */
 	struct elf_obj *obj;	/* referenced once resolved */
 	char *path;
 	const char *base;	/* basename of path, for module+offset frames */
@@ -65,7 +66,7 @@ void proctab_trim(struct proctab *t);
 /* Adds a mapping, replacing what it overlaps (as mmap does). */
 void proc_add_mapping(struct proctab *t, struct proc *p, uint64_t start,
 		      uint64_t end, uint64_t pgoff, const char *path,
-		      size_t path_len, const uint8_t *build_id,
+		      size_t path_len, uint64_t inode, const uint8_t *build_id,
 		      uint8_t build_id_len);
 /* Drops every mapping (exec). */
 void proc_clear_mappings(struct proctab *t, struct proc *p);
@@ -90,6 +91,17 @@ static inline struct mapping *proc_find_mapping(const struct proc *p,
 	if (lo == 0 || addr >= p->maps[lo - 1].end)
 		return NULL;
 	return &p->maps[lo - 1];
+}
+
+/* Where the file of mapping m of p can be read from. */
+static inline struct elf_src mapping_src(const struct proc *p,
+					 const struct mapping *m)
+{
+	return (struct elf_src){
+		.pid = p->pid, .start = m->start, .end = m->end,
+		.path = m->path, .inode = m->inode, .build_id = m->build_id,
+		.build_id_len = m->build_id_len,
+	};
 }
 
 /*

@@ -164,7 +164,7 @@ static void copy_mappings(struct unwinder *u, struct proc *child,
 	for (uint32_t i = 0; i < parent->nmaps; i++) {
 		const struct mapping *m = &parent->maps[i];
 		proc_add_mapping(u->procs, child, m->start, m->end, m->pgoff,
-				 m->path, strlen(m->path), m->build_id,
+				 m->path, strlen(m->path), m->inode, m->build_id,
 				 m->build_id_len);
 	}
 	child->have_records = parent->have_records;
@@ -224,7 +224,7 @@ int unwind_mmap(struct unwinder *u, const struct cpa_record *rec, char *err,
 	struct proc *p = proctab_get(u->procs, m.pid);
 	p->have_records = true;
 	proc_add_mapping(u->procs, p, m.start, m.start + m.len, m.pgoff, m.path,
-			 m.path_len, m.build_id, m.build_id_len);
+			 m.path_len, m.inode, m.build_id, m.build_id_len);
 	proctab_trim(u->procs);
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "safeopen.h"
 #include "selfstats.h"
 #include "unwind.h"
 
@@ -61,6 +62,12 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 	fprintf(f, "  elf failures   ");
 	for (unsigned i = 1; i < ELFOBJ_FAIL_COUNT; i++)
 		fprintf(f, "%s=%" PRIu64 " ", elfobj_fail_name(i), cs.fails[i]);
+	uint64_t refused[SAFEOPEN_REFUSAL_COUNT];
+	safeopen_refusals(refused);
+	fprintf(f, "\n  files refused  ");
+	for (unsigned i = 0; i < SAFEOPEN_REFUSAL_COUNT; i++)
+		fprintf(f, "%s=%" PRIu64 " ", safeopen_refusal_name(i),
+			refused[i]);
 	fprintf(f, "\n  processes      %u live, kernel symbols %u (reloads %" PRIu64
 		   ")\n", proctab_count(u->procs), u->ksyms.syms.n,
 		u->ksyms.reloads);
@@ -91,7 +98,7 @@ static struct {
 	uint64_t *frames, *truncated, *unresolved_user, *unresolved_kernel;
 	uint64_t *jit, *inlined, *lost, *procs, *objects, *bytes, *loads;
 	uint64_t *evictions, *unloads, *fails, *lat_p50, *lat_p99, *unwind_ns;
-	uint64_t *dict_bytes, *dict_resets, *dropped;
+	uint64_t *dict_bytes, *dict_resets, *dropped, *files_refused;
 	uint64_t *over_budget, *cfi_refused;
 } ctr;
 
@@ -133,6 +140,7 @@ void stats_publish_init(void)
 	ctr.dict_bytes = cpa_gauge("dictionary_bytes");
 	ctr.dict_resets = cpa_stat("dictionary_resets");
 	ctr.dropped = cpa_stat("dropped_malformed_records");
+	ctr.files_refused = cpa_stat("files_refused");
 }
 
 /* Upper bound of the histogram bucket holding quantile q. */
@@ -187,4 +195,9 @@ void stats_publish(struct unwinder *u)
 	output_dict_size(u->out, &ns, &nsb, &nk, &nkb);
 	*ctr.dict_bytes = nsb + nkb;
 	*ctr.dict_resets = u->dict_resets;
+	uint64_t refused[SAFEOPEN_REFUSAL_COUNT];
+	safeopen_refusals(refused);
+	*ctr.files_refused = 0;
+	for (unsigned i = 0; i < SAFEOPEN_REFUSAL_COUNT; i++)
+		*ctr.files_refused += refused[i];
 }

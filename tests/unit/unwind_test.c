@@ -78,7 +78,7 @@ static void setup(struct fixture *f)
 	f->procs = proctab_new(NULL, 16);
 	f->p = proctab_get(f->procs, 42);
 	proc_add_mapping(f->procs, f->p, MAP_START, MAP_START + 0x10000, 0,
-			 "/bin/fake", 9, NULL, 0);
+			 "/bin/fake", 9, 0, NULL, 0);
 	f->p->maps[0].obj = &f->obj;
 	f->p->maps[0].state = MAPPING_RESOLVED;
 }

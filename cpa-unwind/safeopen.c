@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+/* Opening a process's files without trusting them (safeopen.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "safeopen.h"
+
+#define MAX_SYMLINKS 40		/* as the kernel's own path walk */
+
+static uint64_t refused[SAFEOPEN_REFUSAL_COUNT];
+
+static const char *const refusal_names[SAFEOPEN_REFUSAL_COUNT] = {
+	[SAFEOPEN_NOT_REGULAR] = "not-regular",
+	[SAFEOPEN_WRONG_FILE] = "not-the-mapped-file",
+	[SAFEOPEN_UNVERIFIED] = "unverified-host-path",
+};
+
+const char *safeopen_refusal_name(unsigned why)
+{
+	return why < SAFEOPEN_REFUSAL_COUNT ? refusal_names[why] : "unknown";
+}
+
+void safeopen_count(enum safeopen_refusal why)
+{
+	/* the loader and the sample path both open files */
+	__atomic_fetch_add(&refused[why], 1, __ATOMIC_RELAXED);
+}
+
+void safeopen_refusals(uint64_t out[SAFEOPEN_REFUSAL_COUNT])
+{
+	for (unsigned i = 0; i < SAFEOPEN_REFUSAL_COUNT; i++)
+		out[i] = __atomic_load_n(&refused[i], __ATOMIC_RELAXED);
+}
+
+int safeopen_proc_root(uint32_t pid)
+{
+	char path[32];
+	if (pid == 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/root", pid);
+	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/*
+ * The file behind an O_PATH descriptor, opened for reading when it is a
+ * regular file with the wanted inode. Reopening through /proc/self/fd
+ * opens the very inode the descriptor holds, whatever the path now names.
+ */
+static int open_checked(int pathfd, uint64_t want_ino, struct stat *st)
+{
+	struct stat pst;
+	if (fstat(pathfd, &pst) < 0)
+		goto fail;
+	if (!S_ISREG(pst.st_mode)) {
+		safeopen_count(SAFEOPEN_NOT_REGULAR);
+		errno = EPERM;
+		goto fail;
+	}
+	if (want_ino && (uint64_t)pst.st_ino != want_ino) {
+		safeopen_count(SAFEOPEN_WRONG_FILE);
+		errno = EPERM;
+		goto fail;
+	}
+	char self[40];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
+	int fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	if (fstat(fd, st) < 0 || st->st_dev != pst.st_dev ||
+	    st->st_ino != pst.st_ino || !S_ISREG(st->st_mode)) {
+		close(fd);
+		errno = EPERM;
+		goto fail;
+	}
+	close(pathfd);
+	return fd;
+fail:;
+	int e = errno;
+	close(pathfd);
+	errno = e;
+	return -1;
+}
+
+static bool force_walk(void)
+{
+	static int forced = -1;
+	if (forced < 0) {
+		const char *v = getenv("CPA_UNWIND_RESOLVE_WALK");
+		forced = v && *v && strcmp(v, "0");
+	}
+	return forced;
+}
+
+/* openat2 where the kernel has it (5.6); -1 with ENOSYS where not. */
+static int resolve_openat2(int rootfd, const char *path)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	return (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+}
+
+static bool same_dir(int a, const struct stat *b)
+{
+	struct stat sa;
+	return fstat(a, &sa) == 0 && sa.st_dev == b->st_dev &&
+	       sa.st_ino == b->st_ino;
+}
+
+/*
+ * The same resolution by hand, one component at a time, each opened
+ * O_PATH|O_NOFOLLOW: a symlink's text is read and walked again from the
+ * root when absolute, from the current directory when relative; ".." at
+ * the root stays there. Magic links (/proc/self/...) are read as text
+ * too, so they cannot lead out either.
+ */
+static int resolve_walk(int rootfd, const char *path)
+{
+	struct stat root_st;
+	if (fstat(rootfd, &root_st) < 0)
+		return -1;
+	/* rest holds what is left to walk; room for one symlink's text
+	 * in front of the remainder */
+	char *rest = malloc(2 * PATH_MAX + 2), *link = malloc(PATH_MAX);
+	int cur = -1, links = 0;
+	if (!rest || !link)
+		goto nomem;
+	if (strlen(path) >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	strcpy(rest, path);
+	cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
+	if (cur < 0)
+		goto fail;
+	char *p = rest;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		char *end = strchr(p, '/');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char comp[NAME_MAX + 1];
+		if (len > NAME_MAX) {
+			errno = ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		if (!strcmp(comp, "."))
+			continue;
+		if (!strcmp(comp, "..") && same_dir(cur, &root_st))
+			continue;
+		int next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0)
+			goto fail;
+		struct stat st;
+		if (fstat(next, &st) < 0) {
+			close(next);
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t n = readlinkat(next, "", link, PATH_MAX - 1);
+			close(next);
+			if (n <= 0 || ++links > MAX_SYMLINKS) {
+				errno = n <= 0 ? EINVAL : ELOOP;
+				goto fail;
+			}
+			/* the link's text, then what followed it */
+			size_t tail = strlen(p);
+			if ((size_t)n + 1 + tail >= 2 * PATH_MAX) {
+				errno = ENAMETOOLONG;
+				goto fail;
+			}
+			/* "a/b" + "/rest", or "a/b" alone: a slash added
+			 * after the last component would ask for a directory */
+			size_t sep = tail ? 1 : 0;
+			memmove(rest + n + sep, p, tail + 1);
+			memcpy(rest, link, (size_t)n);
+			if (sep)
+				rest[n] = '/';
+			p = rest;
+			if (link[0] == '/') {
+				close(cur);
+				cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
+				if (cur < 0)
+					goto fail;
+			}
+			continue;
+		}
+		close(cur);
+		cur = next;
+		if (*p && !S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			goto fail;
+		}
+	}
+	free(rest);
+	free(link);
+	return cur;
+nomem:
+	errno = ENOMEM;
+fail:;
+	int e = errno;
+	if (cur >= 0)
+		close(cur);
+	free(rest);
+	free(link);
+	errno = e;
+	return -1;
+}
+
+int safeopen_in_root(int rootfd, const char *path, uint64_t want_ino,
+		     struct stat *st)
+{
+	int pathfd = -1;
+	if (!force_walk()) {
+		pathfd = resolve_openat2(rootfd, path);
+		if (pathfd < 0 && errno != ENOSYS)
+			return -1;
+	}
+	if (pathfd < 0)
+		pathfd = resolve_walk(rootfd, path);
+	if (pathfd < 0)
+		return -1;
+	return open_checked(pathfd, want_ino, st);
+}
+
+int safeopen_host(const char *path, uint64_t want_ino, struct stat *st)
+{
+	int pathfd = open(path, O_PATH | O_CLOEXEC);
+	if (pathfd < 0)
+		return -1;
+	return open_checked(pathfd, want_ino, st);
+}
+
+/*
+ * Paths in /proc/PID/maps (which cpa-capture reads for the processes
+ * running at its start) are written from the reader's side: a process
+ * chrooted to /srv/jail shows /srv/jail/bin/x, where its own side-band
+ * records say /bin/x. Both name a file inside the root; the prefix that
+ * /proc/PID/root reads as is taken off before resolving there again.
+ */
+static const char *inside_root(uint32_t pid, const char *path, char *buf,
+			       size_t len)
+{
+	char link[40];
+	snprintf(link, sizeof(link), "/proc/%u/root", pid);
+	ssize_t n = readlink(link, buf, len - 1);
+	if (n <= 1 || (size_t)n >= len - 1)
+		return NULL;
+	buf[n] = '\0';
+	size_t plen = (size_t)n;
+	if (strncmp(path, buf, plen) || path[plen] != '/')
+		return NULL;
+	return path + plen;
+}
+
+int safeopen_in_proc_root(uint32_t pid, const char *path, uint64_t want_ino,
+			  struct stat *st, int *rootfd)
+{
+	*rootfd = safeopen_proc_root(pid);
+	if (*rootfd < 0)
+		return -1;
+	int fd = safeopen_in_root(*rootfd, path, want_ino, st);
+	if (fd < 0 && errno == ENOENT) {
+		char buf[PATH_MAX];
+		const char *rest = inside_root(pid, path, buf, sizeof(buf));
+		if (rest)
+			fd = safeopen_in_root(*rootfd, rest, want_ino, st);
+	}
+	if (fd < 0) {
+		int e = errno;
+		close(*rootfd);
+		*rootfd = -1;
+		errno = e;
+	}
+	return fd;
+}
