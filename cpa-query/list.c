@@ -38,6 +38,36 @@ static int span_cmp(const void *a, const void *b)
 	return x->from < y->from ? -1 : x->from > y->from;
 }
 
+static int lost_cmp(const void *a, const void *b)
+{
+	const struct cpa_store_lost *x = a, *y = b;
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* Windows whose samples were lost upstream, from every segment's meta:
+ * a stall where capture lost everything stored nothing, so the covered
+ * range alone would hide it. */
+static void list_lost(const struct store_set *ss, FILE *out)
+{
+	struct cpa_store_lost *r = ss->lost;
+	size_t n = ss->n_lost;
+	qsort(r, n, sizeof(*r), lost_cmp);
+	for (size_t i = 0; i < n;) {
+		struct cpa_store_lost l = r[i++];
+		while (i < n && r[i].from <= l.to) {
+			if (r[i].to > l.to)
+				l.to = r[i].to;
+			l.count += r[i++].count;
+		}
+		char a[40], b[40], d[40];
+		cpa_format_time(l.from, a, sizeof(a));
+		cpa_format_time(l.to, b, sizeof(b));
+		fmt_duration(l.to - l.from, d, sizeof(d));
+		fprintf(out, "lost %s .. %s (%s, %" PRIu64 " samples lost)\n",
+			a, b, d, l.count);
+	}
+}
+
 void list_store(const struct store_set *ss, FILE *out)
 {
 	char a[40], b[40], d[40];
@@ -66,6 +96,7 @@ void list_store(const struct store_set *ss, FILE *out)
 	}
 	if (!k) {
 		fprintf(out, "range empty\n");
+		list_lost(ss, out);
 		free(sp);
 		return;
 	}
@@ -92,5 +123,6 @@ void list_store(const struct store_set *ss, FILE *out)
 		if (sp[i].to > end)
 			end = sp[i].to;
 	}
+	list_lost(ss, out);
 	free(sp);
 }

@@ -50,6 +50,16 @@ void stores_open(struct store_set *ss, const char *const *dirs, size_t n)
 					 "bytes (%s)", path,
 					 (unsigned long long)si->torn_bytes,
 					 si->torn_why);
+			const char *lost = cpa_store_meta_get(si->meta, "lost");
+			size_t before = ss->n_lost;
+			if (lost && cpa_store_lost_parse(lost, &ss->lost,
+							 &ss->n_lost,
+							 &ss->cap_lost, err,
+							 sizeof(err)) < 0) {
+				cpa_warn("%s/meta: %s; its lost windows are "
+					 "not listed", path, err);
+				ss->n_lost = before;
+			}
 			if (!si->n_idx) {
 				cpa_segment_info_free(si);
 				continue;
@@ -68,6 +78,7 @@ void stores_free(struct store_set *ss)
 	for (size_t i = 0; i < ss->n; i++)
 		cpa_segment_info_free(&ss->segs[i]);
 	free(ss->segs);
+	free(ss->lost);
 	memset(ss, 0, sizeof(*ss));
 }
 

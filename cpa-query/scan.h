@@ -17,6 +17,9 @@ struct store_set {
 	struct cpa_segment_info *segs;	/* readable segments, by start */
 	size_t n;
 	uint64_t interval_ns;		/* of the first segment */
+	/* lost windows noted in every segment's meta, blocks or not */
+	struct cpa_store_lost *lost;
+	size_t n_lost, cap_lost;
 };
 
 /* Reads the index of every segment in dirs. Torn tails and unreadable

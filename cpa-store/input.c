@@ -129,7 +129,9 @@ static int next_stream(struct input *in, struct in_sample *s)
 				return -1;
 			}
 			in->lost += l.count;
-			break;
+			s->time_ns = l.time_ns;
+			s->weight = l.count;
+			return INPUT_LOST;
 		}
 		case CPA_REC_RESET:
 			if (rec.len) {

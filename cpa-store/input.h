@@ -59,6 +59,9 @@ int input_next(struct input *in, struct in_sample *s);
  * calls input_apply_reset(). */
 #define INPUT_RESET 2
 void input_apply_reset(struct input *in);
+/* input_next() returns INPUT_LOST at a LOST record: s->weight samples
+ * were lost upstream at s->time_ns. */
+#define INPUT_LOST 3
 const char *input_string(const struct input *in, uint32_t id,
 			 uint32_t *len);
 const uint32_t *input_stack(const struct input *in, uint32_t id,

@@ -169,6 +169,13 @@ static void restart_ids(struct store *st, struct input *in,
 	input_apply_reset(in);
 }
 
+static void write_lost(struct store *st, struct input *in)
+{
+	char err[512];
+	if (store_write_lost(st, in, err, sizeof(err)) < 0)
+		cpa_warn("%s; lost windows not yet noted", err);
+}
+
 static void sync_store(struct store *st)
 {
 	int r = store_sync(st);
@@ -231,6 +238,11 @@ int main(int argc, char **argv)
 					restart_ids(&st, &in, &ws, &b, &o);
 					continue;
 				}
+				if (r == INPUT_LOST) {
+					store_note_lost(&st, s.time_ns,
+							s.weight);
+					continue;
+				}
 				if (r <= 0) {
 					status = r < 0 ? CPA_EXIT_FAILURE : 0;
 					done = true;
@@ -249,8 +261,10 @@ int main(int argc, char **argv)
 			/* An idle input closes what it left open. */
 			if (now - last_input >= o.grace_ns)
 				windows_close_all(&ws);
-			if (flush(&st, &in, &ws, &b, &o))
+			if (flush(&st, &in, &ws, &b, &o)) {
+				write_lost(&st, &in);
 				sync_store(&st);
+			}
 			store_retention(&st, store_now_ns());
 			next_tick = now + o.flush_ns;
 		}
@@ -264,6 +278,7 @@ int main(int argc, char **argv)
 		cpa_err("%zu windows could not be stored", b.n);
 		status = CPA_EXIT_FAILURE;
 	}
+	write_lost(&st, &in);
 	sync_store(&st);
 	store_retention(&st, store_now_ns());
 

@@ -141,7 +141,8 @@ static void recover(struct store *st)
 			cpa_segment_info_free(&si);
 			continue;
 		}
-		if (si.n_idx == 0) {
+		/* a segment opened to note lost windows has no blocks */
+		if (si.n_idx == 0 && !cpa_store_meta_get(si.meta, "lost")) {
 			cpa_debug("%s: removing a segment with no commit",
 				  path);
 			remove_segment_files(st->o->dir, names[i]);
@@ -161,7 +162,8 @@ static void recover(struct store *st)
 		uint64_t bytes = si.bytes - (si.index_size - si.valid_index) -
 				 (si.dict_size - si.valid_dict) -
 				 (si.data_size - si.valid_data);
-		add_old(st, names[i], bytes, si.max_end);
+		add_old(st, names[i], bytes,
+			si.max_end ? si.max_end : si.start_ns);
 		cpa_segment_info_free(&si);
 	}
 	cpa_store_names_free(names, n);
@@ -201,13 +203,16 @@ uint64_t store_bytes(const struct store *st)
 
 static char *meta_text(const struct store *st, const struct input *in)
 {
-	size_t bl = strlen(st->meta_base);
-	char *t = cpa_malloc(bl + in->meta_len + 1);
-	memcpy(t, st->meta_base, bl);
-	if (in->meta_len)
-		memcpy(t + bl, in->meta, in->meta_len);
-	t[bl + in->meta_len] = 0;
-	return t;
+	struct cpa_buf b = {0};
+	cpa_buf_add(&b, st->meta_base, strlen(st->meta_base));
+	cpa_buf_add(&b, in->meta, in->meta_len);
+	if (st->n_lost) {
+		cpa_buf_add(&b, "lost=", 5);
+		cpa_store_lost_format(st->lost, st->n_lost, &b);
+		cpa_buf_add(&b, "\n", 1);
+	}
+	cpa_buf_add(&b, "", 1);
+	return (char *)b.p;
 }
 
 static void close_current(struct store *st)
@@ -218,14 +223,15 @@ static void close_current(struct store *st)
 		cpa_warn("%s/%s: sync: %s", st->o->dir,
 			 cpa_segment_name(st->cur), strerror(errno));
 	uint64_t end = cpa_segment_max_end(st->cur);
-	if (end)
+	if (end || st->n_lost)
 		add_old(st, cpa_segment_name(st->cur),
-			cpa_segment_bytes(st->cur), end);
+			cpa_segment_bytes(st->cur), end ? end : st->cur_period);
 	else
 		remove_segment_files(st->o->dir, cpa_segment_name(st->cur));
 	cpa_segment_close(st->cur);
 	st->cur = NULL;
 	st->cover_to = 0;
+	st->n_lost = 0;
 	/* Ids of the next segment start again from 1. */
 	store_forget_input_ids(st);
 }
@@ -385,8 +391,12 @@ int store_write(struct store *st, struct input *in, struct window **w,
 		 * behind, start a new segment; slightly late ones join the
 		 * current one. */
 		if (st->cur && (period > st->cur_period ||
-				period + seg < st->cur_period))
+				period + seg < st->cur_period)) {
+			int r = store_write_lost(st, in, err, errlen);
+			if (r)
+				return r;
 			close_current(st);
+		}
 		if (!st->cur) {
 			int r = open_segment(st, in, period, err, errlen);
 			if (r)
@@ -420,6 +430,36 @@ int store_write(struct store *st, struct input *in, struct window **w,
 		*written = i;
 	}
 	return 0;
+}
+
+void store_note_lost(struct store *st, uint64_t time_ns, uint64_t count)
+{
+	uint64_t from = time_ns - time_ns % st->o->interval_ns;
+	cpa_store_lost_add(st->lost, &st->n_lost, from,
+			   from + st->o->interval_ns, count);
+	st->lost_changed = true;
+}
+
+int store_write_lost(struct store *st, struct input *in, char *err,
+		     size_t errlen)
+{
+	if (!st->lost_changed)
+		return 0;
+	if (!st->cur) {
+		uint64_t from = st->lost[0].from;
+		int r = open_segment(st, in, from - from % st->o->segment_ns,
+				     err, errlen);
+		if (r)
+			return r;
+	}
+	char *meta = meta_text(st, in);
+	int r = cpa_segment_write_meta(st->cur, meta, err, errlen);
+	free(meta);
+	if (!r) {
+		st->lost_changed = false;
+		in->meta_changed = false;
+	}
+	return r;
 }
 
 int store_sync(struct store *st)

@@ -7,6 +7,7 @@
 #ifndef CPA_STORE_SEGMENTS_H
 #define CPA_STORE_SEGMENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,12 @@ struct store {
 	struct cpa_store_entry *pool;
 	size_t pool_cap;
 
+	/* Windows of the current segment whose samples were lost upstream,
+	 * kept in its meta; lost_changed: not yet written there. */
+	struct cpa_store_lost lost[CPA_STORE_LOST_MAX];
+	size_t n_lost;
+	bool lost_changed;
+
 	uint64_t blocks, windows, segments_created, segments_deleted;
 	uint64_t bytes_written;
 };
@@ -52,6 +59,13 @@ void store_open(struct store *st, const struct store_opts *o);
  */
 int store_write(struct store *st, struct input *in, struct window **w,
 		size_t n, size_t *written, char *err, size_t errlen);
+/* Notes count samples lost upstream at time_ns (a LOST record). */
+void store_note_lost(struct store *st, uint64_t time_ns, uint64_t count);
+/* Writes the lost windows noted since the last call into the current
+ * segment's meta (opening a segment when none is), so --list shows them
+ * even where no sample was stored. 0 or -errno with err set. */
+int store_write_lost(struct store *st, struct input *in, char *err,
+		     size_t errlen);
 /* Makes everything written so far durable. 0 or -errno. */
 int store_sync(struct store *st);
 /* Forgets the input's ids (its dictionaries started over); the segment's

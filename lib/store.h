@@ -26,7 +26,7 @@
 #include "symstream.h"
 
 #define CPA_STORE_MAJOR 1
-#define CPA_STORE_MINOR 0
+#define CPA_STORE_MINOR 1
 
 #define CPA_STORE_FILE_HEADER 64	/* header of index, dict and data */
 #define CPA_STORE_INDEX_ENTRY 64
@@ -143,6 +143,30 @@ int cpa_store_meta_parse(const char *text, size_t len, char ***kv,
 			 char *err, size_t errlen);
 const char *cpa_store_meta_get(char *const *kv, const char *key);
 void cpa_store_meta_free(char **kv);
+
+/*
+ * Windows in which samples were lost upstream (LOST records): runs of
+ * whole windows with the number lost, kept in a segment's meta as
+ * "lost=FROM-TO:COUNT,..." (format 1.1), so --list can show a stretch
+ * where nothing was stored because everything was lost.
+ */
+struct cpa_store_lost {
+	uint64_t from, to;	/* window starts: [from, to) */
+	uint64_t count;
+};
+/* Runs one segment keeps; past it, a new run joins its nearest one. */
+#define CPA_STORE_LOST_MAX 256
+/* Adds count lost in [from, to) to the sorted, disjoint runs r[0..*n)
+ * (room for CPA_STORE_LOST_MAX), joining the runs it touches. */
+void cpa_store_lost_add(struct cpa_store_lost *r, size_t *n, uint64_t from,
+			uint64_t to, uint64_t count);
+/* The meta value for runs r[0..n): at most 64 bytes a run. */
+void cpa_store_lost_format(const struct cpa_store_lost *r, size_t n,
+			   struct cpa_buf *out);
+/* Appends the runs of a meta value to *r (grown as needed). 0, or -1 with
+ * err naming the run that is malformed. */
+int cpa_store_lost_parse(const char *value, struct cpa_store_lost **r,
+			 size_t *n, size_t *cap, char *err, size_t errlen);
 
 /* "20261130T060000Z" for a UTC time; with seq > 0, "...Z-seq". */
 void cpa_store_segment_name(uint64_t start_ns, unsigned seq, char *buf,

@@ -557,6 +557,95 @@ void cpa_store_meta_free(char **kv)
 	free(kv);
 }
 
+/* ---- lost windows ------------------------------------------------------ */
+
+static void lost_join(struct cpa_store_lost *r, uint64_t from, uint64_t to,
+		      uint64_t count)
+{
+	if (from < r->from)
+		r->from = from;
+	if (to > r->to)
+		r->to = to;
+	r->count += count;
+}
+
+void cpa_store_lost_add(struct cpa_store_lost *r, size_t *n, uint64_t from,
+			uint64_t to, uint64_t count)
+{
+	size_t i = 0;
+	while (i < *n && r[i].to < from)
+		i++;
+	if (i < *n && r[i].from <= to) {
+		lost_join(&r[i], from, to, count);
+		while (i + 1 < *n && r[i + 1].from <= r[i].to) {
+			lost_join(&r[i], r[i + 1].from, r[i + 1].to,
+				  r[i + 1].count);
+			memmove(r + i + 1, r + i + 2,
+				(*n - i - 2) * sizeof(*r));
+			(*n)--;
+		}
+		return;
+	}
+	if (*n == CPA_STORE_LOST_MAX) {
+		/* Bounded meta: a scattered loss coarsens into fewer, longer
+		 * runs. Joining the nearer neighbour overlaps no other. */
+		size_t j = i;
+		if (i == *n || (i > 0 && from - r[i - 1].to < r[i].from - to))
+			j = i - 1;
+		lost_join(&r[j], from, to, count);
+		return;
+	}
+	memmove(r + i + 1, r + i, (*n - i) * sizeof(*r));
+	r[i] = (struct cpa_store_lost){from, to, count};
+	(*n)++;
+}
+
+void cpa_store_lost_format(const struct cpa_store_lost *r, size_t n,
+			   struct cpa_buf *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		cpa_buf_reserve(out, 64);
+		out->len += (size_t)snprintf((char *)out->p + out->len, 64,
+					     "%s%llu-%llu:%llu", i ? "," : "",
+					     (unsigned long long)r[i].from,
+					     (unsigned long long)r[i].to,
+					     (unsigned long long)r[i].count);
+	}
+}
+
+static bool lost_number(const char **p, char stop, uint64_t *v)
+{
+	char *end;
+	if (**p < '0' || **p > '9')
+		return false;
+	errno = 0;
+	unsigned long long x = strtoull(*p, &end, 10);
+	if (errno || *end != stop)
+		return false;
+	*v = x;
+	*p = end + (stop != 0);
+	return true;
+}
+
+int cpa_store_lost_parse(const char *value, struct cpa_store_lost **r,
+			 size_t *n, size_t *cap, char *err, size_t errlen)
+{
+	const char *p = value;
+	for (unsigned k = 1; *p; k++) {
+		const char *comma = strchr(p, ',');
+		struct cpa_store_lost l;
+		if (!lost_number(&p, '-', &l.from) ||
+		    !lost_number(&p, ':', &l.to) ||
+		    !lost_number(&p, comma ? ',' : 0, &l.count) ||
+		    l.from >= l.to)
+			return cpa_fail(err, errlen, "lost run %u: expected "
+					"FROM-TO:COUNT with FROM < TO", k);
+		CPA_GROW(*r, *cap, *n + 1);
+		(*r)[(*n)++] = l;
+	}
+	return 0;
+}
+
 /* ---- names -------------------------------------------------------------- */
 
 void cpa_store_segment_name(uint64_t start_ns, unsigned seq, char *buf,

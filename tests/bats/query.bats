@@ -32,6 +32,48 @@ setup() {
 	[ "${lines[5]}" = "gap $gap_a.000 .. $gap_b.000 (3m0s)" ]
 }
 
+hms() { date -d "@$1" '+%Y-%m-%d %H:%M:%S'; }
+
+@test "query: --list marks a 30 s stall in which every sample was lost" {
+	# 60 s of samples, of which seconds 20 to 49 were all lost upstream
+	"$GEN" --duration 60 --rate 100 --lost-from 20 --lost-for 30 --truth "$T/truth" |
+		cpa-store --dir "$T/s"
+	run cpa-query --dir "$T/s" --list
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 4 ]	# header, segment, range, lost
+	[[ "${lines[2]}" == "range $(hms $T0).000 .. $(hms $((T0 + 60))).000 (1m0s, "* ]]
+	[ "${lines[3]}" = "lost $(hms $((T0 + 20))).000 .. $(hms $((T0 + 50))).000 (30s, 3000 samples lost)" ]
+	# nothing of the stall was stored; the seconds around it were
+	[ "$(awk '$1 >= T0 + 20 && $1 < T0 + 50' T0=$T0 "$T/truth" | wc -l)" -eq 0 ]
+	[ -z "$(cpa-query --dir "$T/s" --from @$((T0 + 20)) --to @$((T0 + 50)))" ]
+	expect "$T/truth" 0 99999999999 1 comm >"$T/want"
+	cpa-query --dir "$T/s" >"$T/got"
+	same_lines "$T/got" "$T/want"
+}
+
+@test "query: --list shows lost windows of a segment that stored no sample, after a restart too" {
+	"$GEN" --duration 30 --rate 10 --lost-from 0 --lost-for 30 | cpa-store --dir "$T/s"
+	run cpa-query --dir "$T/s" --list
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[1]}" = "range empty" ]
+	[ "${lines[2]}" = "lost $(hms $T0).000 .. $(hms $((T0 + 30))).000 (30s, 300 samples lost)" ]
+	# the next writer keeps that segment, and the runs of both are joined
+	"$GEN" --start $((T0 + 30)) --duration 10 --rate 10 --lost-from 0 --lost-for 5 | cpa-store --dir "$T/s"
+	run cpa-query --dir "$T/s" --list
+	echo "$output"
+	[ "${lines[-1]}" = "lost $(hms $T0).000 .. $(hms $((T0 + 35))).000 (35s, 350 samples lost)" ]
+	# a damaged lost value is named and skipped, the rest still listed
+	local meta
+	meta=$(ls "$T"/s/*Z/meta | head -1)
+	sed -i 's/^lost=.*/lost=5-3:1/' "$meta"
+	run cpa-query --dir "$T/s" --list
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -qxF "cpa-query: warning: $meta: lost run 1: expected FROM-TO:COUNT with FROM < TO; its lost windows are not listed" <<<"$output"
+}
+
 @test "query: times as HH:MM:SS, dates, ISO 8601, epoch and --last select the same windows" {
 	local from=$((T0 + 30)) to=$((T0 + 45))
 	expect "$QT" $from $to 1 comm >"$T/want"

@@ -236,7 +236,7 @@ no_crash() {	# the last run did not crash: a clean status and no sanitizer
 	[[ "$output" == *"skipping $SEG: $SEG/index: byte 0: not a cpa store index file (bad magic)"* ]]
 	rm -r "$SEG"
 	# a newer major version is refused, not misread
-	sed -i 's/^format=1\.0$/format=2.0/' "$T/s/20251130T100000Z/meta"
+	sed -i 's/^format=1\.[0-9]*$/format=2.0/' "$T/s/20251130T100000Z/meta"
 	run cpa-query --dir "$T/s"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"20251130T100000Z/meta: store format 2.0 is newer than this build reads (1.x)"* ]]

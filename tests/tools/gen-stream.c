@@ -6,6 +6,7 @@
  *   gen-stream [--start SEC] [--duration SEC] [--rate N] [--seed N]
  *              [--stacks N] [--procs N] [--offcpu PCT] [--truth FILE]
  *              [--truth-from SEC] [--folded] [--no-end] [--pace MS]
+ *              [--lost-from SEC --lost-for SEC]
  *
  * Samples are spread evenly over [start, start + duration) at --rate per
  * second. Each comes from one of --procs processes (pid 1000+p, comm
@@ -17,6 +18,9 @@
  * only for samples from epoch second SEC on). --folded writes
  * "comm;stack weight" lines instead of a stream. --pace sleeps MS after
  * each second of samples, so a reader can watch a live writer.
+ * --lost-from/--lost-for: the samples of those seconds (counted from
+ * --start) are lost: a LOST record (count 1, ring buffer) each instead,
+ * and no truth line.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,7 +33,7 @@
 
 struct gen {
 	uint64_t start_s, duration_s, rate, seed, nstacks, nprocs;
-	uint64_t truth_from_s;
+	uint64_t truth_from_s, lost_from_s, lost_for_s;
 	unsigned offcpu_pct, pace_ms;
 	const char *truth;
 	int folded, no_end;
@@ -70,7 +74,8 @@ static void usage(void)
 	fprintf(stderr, "usage: gen-stream [--start SEC] [--duration SEC] "
 			"[--rate N] [--seed N] [--stacks N] [--procs N] "
 			"[--offcpu PCT] [--truth FILE] [--truth-from SEC] "
-			"[--folded] [--no-end] [--pace MS]\n");
+			"[--folded] [--no-end] [--pace MS] "
+			"[--lost-from SEC --lost-for SEC]\n");
 	exit(2);
 }
 
@@ -99,6 +104,8 @@ int main(int argc, char **argv)
 		NUM("--offcpu", offcpu_pct)
 		NUM("--pace", pace_ms)
 		NUM("--truth-from", truth_from_s)
+		NUM("--lost-from", lost_from_s)
+		NUM("--lost-for", lost_for_s)
 #undef NUM
 		if (!strcmp(a, "--truth") && v) {
 			g.truth = v;
@@ -155,6 +162,15 @@ int main(int argc, char **argv)
 		uint32_t pid = 1000 + p, tid = pid + th;
 		int depth = make_stack(k, frames, 16);
 
+		uint64_t rel_s = t / 1000000000ull - g.start_s;
+		if (!g.folded && rel_s >= g.lost_from_s &&
+		    rel_s < g.lost_from_s + g.lost_for_s) {
+			struct cpa_lost l = {.time_ns = t, .count = 1,
+					     .reason = CPA_LOST_RINGBUF,
+					     .cpu = cpu};
+			cpa_write_lost(&sw.w, &l);
+			continue;
+		}
 		if (truth && t / 1000000000ull >= g.truth_from_s) {
 			uint64_t sec = t / 1000000000ull;
 			uint64_t nsec = t % 1000000000ull;

@@ -186,9 +186,56 @@ static void test_segment(const char *dir)
 	cpa_segment_info_free(&si);
 }
 
+/* Lost windows: runs join where they touch, stay bounded, and read back. */
+static void test_lost(void)
+{
+	static struct cpa_store_lost r[CPA_STORE_LOST_MAX];
+	size_t n = 0;
+	cpa_store_lost_add(r, &n, 10, 11, 2);
+	cpa_store_lost_add(r, &n, 12, 13, 1);
+	cpa_store_lost_add(r, &n, 11, 12, 4);	/* bridges the two */
+	cpa_store_lost_add(r, &n, 5, 6, 1);	/* before, apart */
+	CHECK(n == 2 && r[0].from == 5 && r[0].to == 6 && r[1].from == 10 &&
+	      r[1].to == 13 && r[1].count == 7);
+	struct cpa_buf b = {0};
+	cpa_store_lost_format(r, n, &b);
+	cpa_buf_add(&b, "", 1);
+	CHECK(!strcmp((char *)b.p, "5-6:1,10-13:7"));
+	struct cpa_store_lost *back = NULL;
+	size_t nb = 0, cap = 0;
+	char err[160];
+	CHECK(cpa_store_lost_parse((char *)b.p, &back, &nb, &cap, err,
+				   sizeof(err)) == 0);
+	CHECK(nb == 2 && back[1].from == 10 && back[1].to == 13 &&
+	      back[1].count == 7);
+	CHECK(cpa_store_lost_parse("1-2:3,x", &back, &nb, &cap, err,
+				   sizeof(err)) < 0 && strstr(err, "lost run 2"));
+	CHECK(cpa_store_lost_parse("4-4:1", &back, &nb, &cap, err,
+				   sizeof(err)) < 0);
+	CHECK(cpa_store_lost_parse("1-2:", &back, &nb, &cap, err,
+				   sizeof(err)) < 0);
+	free(back);
+	cpa_buf_free(&b);
+	/* full: a new run joins its nearest, nothing is dropped */
+	n = 0;
+	uint64_t total = 0;
+	for (uint64_t i = 0; i < CPA_STORE_LOST_MAX + 10; i++) {
+		cpa_store_lost_add(r, &n, 10 * i, 10 * i + 1, i);
+		total += i;
+	}
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		sum += r[i].count;
+		CHECK(r[i].from < r[i].to);
+		CHECK(i == 0 || r[i - 1].to < r[i].from);
+	}
+	CHECK(n == CPA_STORE_LOST_MAX && sum == total);
+}
+
 int main(void)
 {
 	test_codec();
+	test_lost();
 	char dir[] = "/tmp/store_test.XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
