@@ -5,14 +5,13 @@
 #include <string.h>
 
 #include "cpuset.h"
+#include "log.h"
 
 static int fail(char *err, size_t errlen, const char *s, const char *at,
 		const char *what)
 {
-	if (err && errlen)
-		snprintf(err, errlen, "'%s': %s at character %d", s, what,
-			 (int)(at - s) + 1);
-	return -1;
+	return cpa_fail(err, errlen, "'%s': %s at character %d", s, what,
+			(int)(at - s) + 1);
 }
 
 static const char *read_cpu(const char *p, unsigned *cpu)

@@ -115,9 +115,9 @@ int cpa_store_header_decode(const uint8_t *buf, size_t len,
 		return cpa_fail(err, errlen, "byte 0: not a cpa store %s file "
 			    "(bad magic)", what);
 	if (len < CPA_STORE_FILE_HEADER)
-		return cpa_fail(err, errlen, "byte %zu: truncated %s header (%zu "
-			    "of %d bytes)", len, what, len,
-			    CPA_STORE_FILE_HEADER);
+		return cpa_fail_at(err, errlen, len, "truncated %s header (%zu "
+				   "of %d bytes)", what, len,
+				   CPA_STORE_FILE_HEADER);
 	*major = cpa_get_le16(buf + 8);
 	*minor = cpa_get_le16(buf + 10);
 	if (*major > CPA_STORE_MAJOR) {

@@ -22,52 +22,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "hostile.h"
+#include "le.h"
 
-struct buf {
-	uint8_t *p;
-	size_t n, cap;
-};
-
-static void put(struct buf *b, const void *src, size_t n)
+static void put8(struct cpa_buf *b, uint8_t v)
 {
-	if (b->n + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->n + n)
-			cap *= 2;
-		b->p = realloc(b->p, cap);
-		if (!b->p) {
-			perror("hostile-elf");
-			exit(1);
-		}
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, src, n);
-	b->n += n;
+	cpa_buf_add(b, &v, 1);
 }
 
-static void put8(struct buf *b, uint8_t v)
+static void put32(struct cpa_buf *b, uint32_t v)
 {
-	put(b, &v, 1);
+	uint8_t le[4];
+	cpa_put_le32(le, v);
+	cpa_buf_add(b, le, 4);
 }
 
-static void put32(struct buf *b, uint32_t v)
+static void align(struct cpa_buf *b, size_t a, uint8_t fill)
 {
-	put(b, &v, 4);
-}
-
-static void uleb(struct buf *b, uint64_t v)
-{
-	do {
-		uint8_t c = v & 0x7f;
-		v >>= 7;
-		put8(b, c | (v ? 0x80 : 0));
-	} while (v);
-}
-
-static void align(struct buf *b, size_t a, uint8_t fill)
-{
-	while (b->n % a)
+	while (b->len % a)
 		put8(b, fill);
 }
 
@@ -75,31 +48,31 @@ static void align(struct buf *b, size_t a, uint8_t fill)
  * .eh_frame at address base: one CIE (x86-64 defaults, pc-relative sdata4
  * addresses) and one FDE for [spin, spin + len).
  */
-static void eh_frame(struct buf *b, uint64_t base, uint64_t spin,
+static void eh_frame(struct cpa_buf *b, uint64_t base, uint64_t spin,
 		     uint64_t len, unsigned long rows, unsigned long remember)
 {
-	size_t cie = b->n;
+	size_t cie = b->len;
 	put32(b, 0);			/* length, patched */
 	put32(b, 0);			/* CIE id */
 	put8(b, 1);			/* version */
-	put(b, "zR", 3);
-	uleb(b, 1);			/* code alignment */
+	cpa_buf_add(b, "zR", 3);
+	cpa_buf_uleb128(b, 1);			/* code alignment */
 	put8(b, 0x78);			/* data alignment: sleb -8 */
-	uleb(b, 16);			/* return address column */
-	uleb(b, 1);			/* augmentation length */
+	cpa_buf_uleb128(b, 16);			/* return address column */
+	cpa_buf_uleb128(b, 1);			/* augmentation length */
 	put8(b, 0x1b);			/* DW_EH_PE_pcrel | sdata4 */
 	put8(b, 0x0c); put8(b, 7); put8(b, 8);	/* def_cfa rsp, 8 */
 	put8(b, 0x80 | 16); put8(b, 1);	/* offset rip at cfa - 8 */
 	align(b, 8, 0);
-	uint32_t cie_len = (uint32_t)(b->n - cie - 4);
-	memcpy(b->p + cie, &cie_len, 4);
+	uint32_t cie_len = (uint32_t)(b->len - cie - 4);
+	cpa_put_le32(b->p + cie, cie_len);
 
-	size_t fde = b->n;
+	size_t fde = b->len;
 	put32(b, 0);			/* length, patched */
-	put32(b, (uint32_t)(b->n - cie));	/* CIE pointer */
-	put32(b, (uint32_t)(int32_t)(spin - (base + b->n)));	/* pc begin */
+	put32(b, (uint32_t)(b->len - cie));	/* CIE pointer */
+	put32(b, (uint32_t)(int32_t)(spin - (base + b->len)));	/* pc begin */
 	put32(b, (uint32_t)len);	/* pc range */
-	uleb(b, 0);			/* augmentation length */
+	cpa_buf_uleb128(b, 0);			/* augmentation length */
 	/* the flood comes before the first row: any interpreter must run
 	 * it to say how the function itself unwinds */
 	for (unsigned long i = 0; i < remember; i++)
@@ -107,12 +80,12 @@ static void eh_frame(struct buf *b, uint64_t base, uint64_t spin,
 	put8(b, 0x40 | HOSTILE_SPIN_LEN);	/* advance past the jump */
 	for (unsigned long i = 0; i < rows; i++) {
 		put8(b, 0x0e);		/* def_cfa_offset */
-		uleb(b, i % 2 ? 8 : 16);
+		cpa_buf_uleb128(b, i % 2 ? 8 : 16);
 		put8(b, 0x41);		/* advance_loc 1 */
 	}
 	align(b, 8, 0);
-	uint32_t fde_len = (uint32_t)(b->n - fde - 4);
-	memcpy(b->p + fde, &fde_len, 4);
+	uint32_t fde_len = (uint32_t)(b->len - fde - 4);
+	cpa_put_le32(b->p + fde, fde_len);
 	put32(b, 0);			/* terminator */
 }
 
@@ -155,19 +128,19 @@ int main(int argc, char **argv)
 	if (!out)
 		usage();
 
-	struct buf f = { 0 }, shstr = { 0 }, str = { 0 };
+	struct cpa_buf f = { 0 }, shstr = { 0 }, str = { 0 };
 	Elf64_Shdr sh[7];
 	memset(sh, 0, sizeof(sh));
 	put8(&shstr, 0);
 	put8(&str, 0);
 
 	/* headers, patched at the end */
-	put(&f, &(Elf64_Ehdr){ 0 }, sizeof(Elf64_Ehdr));
-	put(&f, &(Elf64_Phdr){ 0 }, sizeof(Elf64_Phdr));
+	cpa_buf_add(&f, &(Elf64_Ehdr){ 0 }, sizeof(Elf64_Ehdr));
+	cpa_buf_add(&f, &(Elf64_Phdr){ 0 }, sizeof(Elf64_Phdr));
 	align(&f, HOSTILE_SPIN_OFFSET, 0);
 
 	/* 1 .text: jmp . then nops */
-	uint64_t text = f.n, text_len = HOSTILE_SPIN_LEN + rows;
+	uint64_t text = f.len, text_len = HOSTILE_SPIN_LEN + rows;
 	put8(&f, 0xeb);
 	put8(&f, 0xfe);
 	for (unsigned long i = 0; i < rows; i++)
@@ -179,42 +152,42 @@ int main(int argc, char **argv)
 
 	/* 2 .eh_frame */
 	align(&f, 8, 0);
-	uint64_t eh = f.n;
-	struct buf ehb = { 0 };
+	uint64_t eh = f.len;
+	struct cpa_buf ehb = { 0 };
 	eh_frame(&ehb, eh, text, text_len, rows, remember);
-	put(&f, ehb.p, ehb.n);
+	cpa_buf_add(&f, ehb.p, ehb.len);
 	free(ehb.p);
 	sh[2] = (Elf64_Shdr){ .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
 			      .sh_addr = eh, .sh_offset = eh,
-			      .sh_size = f.n - eh, .sh_addralign = 8 };
-	uint64_t load_end = f.n;
+			      .sh_size = f.len - eh, .sh_addralign = 8 };
+	uint64_t load_end = f.len;
 
 	/* 3 .symtab, 4 .strtab: hostile_spin, then symbols f0, f1, ... at
 	 * distinct addresses (so none is merged away before it is counted) */
 	align(&f, 8, 0);
-	uint64_t symoff = f.n;
-	put(&f, &(Elf64_Sym){ 0 }, sizeof(Elf64_Sym));
-	Elf64_Sym s = { .st_name = (uint32_t)str.n,
+	uint64_t symoff = f.len;
+	cpa_buf_add(&f, &(Elf64_Sym){ 0 }, sizeof(Elf64_Sym));
+	Elf64_Sym s = { .st_name = (uint32_t)str.len,
 			.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 			.st_shndx = 1, .st_value = text, .st_size = text_len };
-	put(&str, "hostile_spin", 13);
-	put(&f, &s, sizeof(s));
+	cpa_buf_add(&str, "hostile_spin", 13);
+	cpa_buf_add(&f, &s, sizeof(s));
 	for (unsigned long i = 0; i < symbols; i++) {
 		char name[32];
 		int n = snprintf(name, sizeof(name), "f%lu", i);
-		s.st_name = (uint32_t)str.n;
+		s.st_name = (uint32_t)str.len;
 		s.st_value = load_end + i;
 		s.st_size = 1;
-		put(&str, name, (size_t)n + 1);
-		put(&f, &s, sizeof(s));
+		cpa_buf_add(&str, name, (size_t)n + 1);
+		cpa_buf_add(&f, &s, sizeof(s));
 	}
 	sh[3] = (Elf64_Shdr){ .sh_type = SHT_SYMTAB, .sh_offset = symoff,
-			      .sh_size = f.n - symoff, .sh_link = 4,
+			      .sh_size = f.len - symoff, .sh_link = 4,
 			      .sh_info = 1, .sh_addralign = 8,
 			      .sh_entsize = sizeof(Elf64_Sym) };
-	sh[4] = (Elf64_Shdr){ .sh_type = SHT_STRTAB, .sh_offset = f.n,
-			      .sh_size = str.n, .sh_addralign = 1 };
-	put(&f, str.p, str.n);
+	sh[4] = (Elf64_Shdr){ .sh_type = SHT_STRTAB, .sh_offset = f.len,
+			      .sh_size = str.len, .sh_addralign = 1 };
+	cpa_buf_add(&f, str.p, str.len);
 	free(str.p);
 
 	/* 5 .shstrtab */
@@ -222,18 +195,18 @@ int main(int argc, char **argv)
 		"", ".text", ".eh_frame", ".symtab", ".strtab", ".shstrtab"
 	};
 	for (int i = 1; i < 6; i++) {
-		sh[i].sh_name = (uint32_t)shstr.n;
-		put(&shstr, names[i], strlen(names[i]) + 1);
+		sh[i].sh_name = (uint32_t)shstr.len;
+		cpa_buf_add(&shstr, names[i], strlen(names[i]) + 1);
 	}
 	sh[5] = (Elf64_Shdr){ .sh_name = sh[5].sh_name, .sh_type = SHT_STRTAB,
-			      .sh_offset = f.n, .sh_size = shstr.n,
+			      .sh_offset = f.len, .sh_size = shstr.len,
 			      .sh_addralign = 1 };
-	put(&f, shstr.p, shstr.n);
+	cpa_buf_add(&f, shstr.p, shstr.len);
 	free(shstr.p);
 
 	align(&f, 8, 0);
-	uint64_t shoff = f.n;
-	put(&f, sh, 6 * sizeof(Elf64_Shdr));
+	uint64_t shoff = f.len;
+	cpa_buf_add(&f, sh, 6 * sizeof(Elf64_Shdr));
 
 	Elf64_Ehdr eh_hdr = {
 		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64,
@@ -253,7 +226,7 @@ int main(int argc, char **argv)
 	memcpy(f.p + sizeof(eh_hdr), &ph, sizeof(ph));
 
 	FILE *fp = fopen(out, "wb");
-	if (!fp || fwrite(f.p, 1, f.n, fp) != f.n || fclose(fp) != 0) {
+	if (!fp || fwrite(f.p, 1, f.len, fp) != f.len || fclose(fp) != 0) {
 		fprintf(stderr, "hostile-elf: %s: %s\n", out, strerror(errno));
 		return 1;
 	}
