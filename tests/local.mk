@@ -41,6 +41,11 @@ tests_tools_mkstream_LDADD = $(UNIT_LDADD)
 
 dist_check_DATA += tests/bats/helper.bash
 
+# The bats lint: rejects shapes of test code that can never fail a test
+# (tests/lint-bats says which), and its own test with bad examples.
+TESTS += tests/lint-bats tests/bats/lint.bats
+EXTRA_DIST += tests/lint-bats tests/bats/lint.bats tests/data/lint
+
 # Fuzz targets (tests/fuzz/NAME_fuzz.c). `make check` replays each corpus
 # under tests/fuzz/corpus/NAME/ through a plain driver; `make fuzz` builds
 # libFuzzer binaries with clang and runs each for FUZZ_SECONDS.
@@ -83,3 +88,4 @@ EXTRA_DIST += tests/bats/monitor-soak.bats
 check-long: all $(check_PROGRAMS)
 	$(AM_TESTS_ENVIRONMENT) $(BATS) $(addprefix $(srcdir)/,$(LONG_TESTS))
 .PHONY: check-long
+

@@ -109,14 +109,18 @@ func_range() {
 		}
 		END { printf "%.0f\n", all ? 100 * hit / all : 0 }')
 	echo "blocked: $n intervals, $total ns, $under% under run_sleeps"
-	[ "$n" -ge 950 ] && [ "$n" -le 1010 ]
-	[ "$total" -ge 4250000000 ] && [ "$total" -le 5750000000 ]
+	[ "$n" -ge 950 ]
+	[ "$n" -le 1010 ]
+	[ "$total" -ge 4250000000 ]
+	[ "$total" -le 5750000000 ]
 	[ "$under" -ge 95 ]
 	# kernel stacks taken at switch-out, on the CPU the sleeper is pinned to
-	[ "$(raw off1 | awk '$12 == "nk=0"' | wc -l)" -eq 0 ]
-	[ "$(raw off1 | awk '$5 != "cpu=1"' | wc -l)" -eq 0 ]
+	got=$(raw off1 | awk '$12 == "nk=0"' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw off1 | awk '$5 != "cpu=1"' | wc -l)
+	[ "$got" -eq 0 ]
 	# the wait on the runqueue after each wakeup is a separate kind
-	raw off1 | grep -q ' kind=offcpu-delay '
+	raw off1 | grep ' kind=offcpu-delay ' >/dev/null
 }
 
 # kallsyms range of a kernel function as "xHEX xHEX": kernel addresses
@@ -138,50 +142,65 @@ ksym_range() {
 	read -r lo hi < <(ksym_range __schedule)
 	echo "__schedule: $lo..$hi"
 	[ -n "$hi" ]
-	raw off1 | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^kips=/) { split(substr($i, 6), a, ","); print a[1] } }' | sort | uniq -c | head -3
-	[ "$(raw off1 | awk -v lo="$lo" -v hi="$hi" '{ for (i = 1; i <= NF; i++) if ($i ~ /^kips=/) { split(substr($i, 6), a, ","); v = "x" substr(a[1], 3); if (length(v) != 17 || v < lo || v >= hi) print } }' | wc -l)" -eq 0 ]
+	raw off1 | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^kips=/) { split(substr($i, 6), a, ","); print a[1] } }' | sort | uniq -c | sed -n 1,3p
+	got=$(raw off1 | awk -v lo="$lo" -v hi="$hi" '{ for (i = 1; i <= NF; i++) if ($i ~ /^kips=/) { split(substr($i, 6), a, ","); v = "x" substr(a[1], 3); if (length(v) != 17 || v < lo || v >= hi) print } }' | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 @test "offcpu: --offcpu-stack-size adds registers and a stack copy for DWARF unwinding" {
 	local s
 	s=$(pidof_wl sleep5)
 	raw offsnap | awk '{print $6, $14}' | sort | uniq -c
-	[ "$(raw offsnap | awk '$6 == "kind=offcpu-blocked"' | wc -l)" -ge 950 ]
-	[ "$(raw offsnap | awk '$14 != "nregs=3" || $15 == "stack=0"' | wc -l)" -eq 0 ]
-	[ "$(raw offsnap | awk '{ sub(/stack=/, "", $15); if ($15 + 0 > 8192) print }' | wc -l)" -eq 0 ]
+	got=$(raw offsnap | awk '$6 == "kind=offcpu-blocked"' | wc -l)
+	[ "$got" -ge 950 ]
+	got=$(raw offsnap | awk '$14 != "nregs=3" || $15 == "stack=0"' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw offsnap | awk '{ sub(/stack=/, "", $15); if ($15 + 0 > 8192) print }' | wc -l)
+	[ "$got" -eq 0 ]
 	# the registers are the user ones: sp lies within the copied stack's
 	# start, ip in user space
-	[ "$(raw offsnap | awk "$AWK_HEX"'{ for (i = 1; i <= NF; i++) if ($i ~ /^regs=/) { split(substr($i, 6), r, ","); if (hex(r[1]) >= 2^47 || hex(r[2]) >= 2^47 || hex(r[2]) == 0) print } }' | wc -l)" -eq 0 ]
-	[ "$(raw off1 | awk '$14 != "nregs=0"' | wc -l)" -eq 0 ]
+	got=$(raw offsnap | awk "$AWK_HEX"'{ for (i = 1; i <= NF; i++) if ($i ~ /^regs=/) { split(substr($i, 6), r, ","); if (hex(r[1]) >= 2^47 || hex(r[2]) >= 2^47 || hex(r[2]) == 0) print } }' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw off1 | awk '$14 != "nregs=0"' | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 @test "offcpu: --offcpu-phase blocked records only blocked intervals" {
-	[ "$(raw offblocked | wc -l)" -ge 950 ]
-	[ "$(raw offblocked | awk '$6 != "kind=offcpu-blocked"' | wc -l)" -eq 0 ]
+	got=$(raw offblocked | wc -l)
+	[ "$got" -ge 950 ]
+	got=$(raw offblocked | awk '$6 != "kind=offcpu-blocked"' | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 @test "offcpu: --cpu attributes an interval to the CPU the task left" {
 	# the sleeper is pinned to CPU 1
-	[ "$(raw offcpu0 | wc -l)" -eq 0 ]
+	got=$(raw offcpu0 | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 @test "offcpu: preempted and yielded waits of two threads sharing a CPU" {
 	local c
 	c=$(pidof_wl contend)
 	raw offrq | awk '{print $3, $6}' | sort | uniq -c
-	[ "$(raw offrq | awk -v p="pid=$c" '$3 == p && $6 == "kind=offcpu-preempted"' | wc -l)" -gt 10 ]
-	[ "$(raw offrq | awk -v p="pid=$c" '$3 == p && $6 == "kind=offcpu-yielded"' | wc -l)" -gt 10 ]
-	[ "$(raw offrq | awk '$6 == "kind=offcpu-blocked"' | wc -l)" -eq 0 ]
-	[ "$(raw offrq | awk -v p="pid=$c" '$3 != p' | wc -l)" -eq 0 ]
+	got=$(raw offrq | awk -v p="pid=$c" '$3 == p && $6 == "kind=offcpu-preempted"' | wc -l)
+	[ "$got" -gt 10 ]
+	got=$(raw offrq | awk -v p="pid=$c" '$3 == p && $6 == "kind=offcpu-yielded"' | wc -l)
+	[ "$got" -gt 10 ]
+	got=$(raw offrq | awk '$6 == "kind=offcpu-blocked"' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw offrq | awk -v p="pid=$c" '$3 != p' | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 @test "offcpu: an interval still open at stop is flushed, not dropped" {
 	local l
 	l=$(pidof_wl longsleep)
 	raw offopen | cut -c1-200
-	[ "$(raw offopen | awk -v t="tid=$l" '$4 == t && $6 == "kind=offcpu-blocked"' | wc -l)" -eq 1 ]
+	got=$(raw offopen | awk -v t="tid=$l" '$4 == t && $6 == "kind=offcpu-blocked"' | wc -l)
+	[ "$got" -eq 1 ]
 	# it slept from SIGUSR1 until the capture stopped, seconds later
-	[ "$(raw offopen | awk '$6 == "kind=offcpu-blocked" { sub(/weight=/, "", $7); print $7 }')" -ge 2000000000 ]
+	got=$(raw offopen | awk '$6 == "kind=offcpu-blocked" { sub(/weight=/, "", $7); print $7 }')
+	[ "$got" -ge 2000000000 ]
 }
 
 @test "probes: 1000 write() calls and 500 calls of a function, counted exactly" {
@@ -189,20 +208,28 @@ ksym_range() {
 	w=$(pidof_wl writer)
 	raw p1 | awk '{print $3, $6, $9}' | sort | uniq -c
 	# the tracepoint hits are in the kernel, the uprobe hits in user mode
-	[ "$(raw p1 | awk '$6 == "kind=probe" && $9 == "flags=0x10"' | wc -l)" -eq 1000 ]
-	[ "$(raw p1 | awk '$6 == "kind=probe" && $9 == "flags=0x0"' | wc -l)" -eq 500 ]
-	[ "$(raw p1 | wc -l)" -eq 1500 ]
-	[ "$(raw p1 | awk -v p="pid=$w" '$3 != p' | wc -l)" -eq 0 ]
-	[ "$(dump p1 | grep -c '^lost ')" -eq 0 ]
+	got=$(raw p1 | awk '$6 == "kind=probe" && $9 == "flags=0x10"' | wc -l)
+	[ "$got" -eq 1000 ]
+	got=$(raw p1 | awk '$6 == "kind=probe" && $9 == "flags=0x0"' | wc -l)
+	[ "$got" -eq 500 ]
+	got=$(raw p1 | wc -l)
+	[ "$got" -eq 1500 ]
+	got=$(raw p1 | awk -v p="pid=$w" '$3 != p' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(dump p1 | awk '$1 == "lost"' | wc -l)
+	[ "$got" -eq 0 ]
 	# each tracepoint hit has the kernel's syscall stack
-	[ "$(raw p1 | awk '$9 == "flags=0x10" && $12 == "nk=0"' | wc -l)" -eq 0 ]
+	got=$(raw p1 | awk '$9 == "flags=0x10" && $12 == "nk=0"' | wc -l)
+	[ "$got" -eq 0 ]
 	# each uprobe hit's leaf is the entry of counted_call
 	read -r lo hi < <(func_range p1 "$w" writer counted_call)
-	[ "$(raw p1 | awk -v lo="$lo" "$AWK_HEX"'$9 == "flags=0x0" { for (i = 1; i <= NF; i++) if ($i ~ /^uips=/) { split(substr($i, 6), a, ","); if (hex(a[1]) != lo) print } }' | wc -l)" -eq 0 ]
+	got=$(raw p1 | awk -v lo="$lo" "$AWK_HEX"'$9 == "flags=0x0" { for (i = 1; i <= NF; i++) if ($i ~ /^uips=/) { split(substr($i, 6), a, ","); if (hex(a[1]) != lo) print } }' | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 @test "probes: a uretprobe fires once per return" {
-	[ "$(raw p2 | awk '$6 == "kind=probe"' | wc -l)" -eq 500 ]
+	got=$(raw p2 | awk '$6 == "kind=probe"' | wc -l)
+	[ "$got" -eq 500 ]
 }
 
 @test "probes: --probe-rate drops the excess and counts it" {
@@ -210,7 +237,8 @@ ksym_range() {
 	n=$(raw p3 | wc -l)
 	lost=$(dump p3 | awk '$1 == "lost" && $3 == "reason=probe-rate" { sub(/count=/, "", $4); s += $4 } END { print s + 0 }')
 	echo "kept $n, dropped $lost"
-	[ "$n" -ge 100 ] && [ "$n" -le 200 ]
+	[ "$n" -ge 100 ]
+	[ "$n" -le 200 ]
 	[ $(( n + lost )) -eq 1000 ]
 	dump p3 | tail -1 | grep -q "^end samples=$n lost=$lost "
 }
@@ -229,9 +257,11 @@ ksym_range() {
 	local n
 	n=$(raw irq | awk '$6 == "kind=irqoff"' | wc -l)
 	echo "$n IRQ-off gaps"
-	raw irq | awk '$6 == "kind=irqoff"' | cut -c1-160 | head -5
+	raw irq | awk '$6 == "kind=irqoff"' | cut -c1-160 | sed -n 1,5p
 	# 1.1 / 49 Hz = 22448979 ns
-	[ "$(raw irq | awk '$6 == "kind=irqoff" { sub(/weight=/, "", $7); if ($7 + 0 <= 22448979) print }' | wc -l)" -eq 0 ]
-	[ "$(raw irq | awk '$6 == "kind=oncpu"' | wc -l)" -gt 100 ]
-	dump irq | grep -qx 'meta mode=oncpu,irqoff'
+	got=$(raw irq | awk '$6 == "kind=irqoff" { sub(/weight=/, "", $7); if ($7 + 0 <= 22448979) print }' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw irq | awk '$6 == "kind=oncpu"' | wc -l)
+	[ "$got" -gt 100 ]
+	dump irq | grep -x 'meta mode=oncpu,irqoff' >/dev/null
 }

@@ -17,16 +17,18 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 setup_file() {
 	require_bpf
 	export T=$BATS_FILE_TMPDIR
+	# The workloads outlive any setup (teardown_file stops them): on a loaded
+	# machine starting them and attaching twelve captures took 27 s.
 	# CPU 0 for the spinner whose samples are counted, CPU 1 for the rest
-	start_bg spin "$WL/chain_fp" --seconds 20 --pin 0
-	start_bg thr "$WL/chain_fp" --seconds 20 --threads 1 --pin 1
+	start_bg spin "$WL/chain_fp" --seconds 60 --pin 0
+	start_bg thr "$WL/chain_fp" --seconds 60 --threads 1 --pin 1
 	# a name no other test's workload has, for --comm
 	COMM=capcomm$(( RANDOM % 100000 ))
 	cp "$WL/chain_nofp" "$T/$COMM"
 	echo "$COMM" > "$T/comm.name"
-	start_bg nofp "$T/$COMM" --seconds 20 --pin 1
-	start_bg cgw "$WL/chain_fp" --seconds 20 --pin 1
-	start_bg ctw "$WL/chain_fp" --seconds 20 --pin 1
+	start_bg nofp "$T/$COMM" --seconds 60 --pin 1
+	start_bg cgw "$WL/chain_fp" --seconds 60 --pin 1
+	start_bg ctw "$WL/chain_fp" --seconds 60 --pin 1
 
 	# a cgroup and a container-like cgroup of our own
 	local cg2 cid
@@ -41,7 +43,7 @@ setup_file() {
 
 	local thr worker
 	thr=$(pidof_wl thr)
-	worker=$(ls "/proc/$thr/task" | grep -vx "$thr" | head -1)
+	worker=$(ls "/proc/$thr/task" | grep -vx "$thr" | sed -n 1p)
 	echo "$worker" > "$T/worker.tid"
 
 	cap full --duration 10
@@ -119,8 +121,8 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 	[ "$ticks" -ge 30 ]
 	[ "$n" -ge $(( expect - tol )) ]
 	[ "$n" -le $(( expect + tol )) ]
-	run bash -c "$(declare -f dump raw); T=$T CPA_BUILDDIR=$CPA_BUILDDIR; raw full | awk -v p='pid=$spin' '\$3 == p && \$5 != \"cpu=0\"' | wc -l"
-	[ "$output" -eq 0 ]
+	off=$(raw full | awk -v p="pid=$spin" '$3 == p && $5 != "cpu=0"' | wc -l)
+	[ "$off" -eq 0 ]
 }
 
 @test "capture: --cpu 0 captures the pinned spinner and only CPU 0, --cpu 1 does not see it" {
@@ -132,38 +134,51 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 	echo "spinner samples: whole host $full, --cpu 0 $n0, --cpu 1 $n1"
 	[ "$n0" -ge $(( full * 70 / 100 )) ]
 	[ "$n1" -eq 0 ]
-	[ "$(raw cpu0 | awk '$5 != "cpu=0"' | wc -l)" -eq 0 ]
-	[ "$(raw cpu1 | awk '$5 != "cpu=1"' | wc -l)" -eq 0 ]
-	[ "$(raw cpu1 | wc -l)" -gt 0 ]
+	got=$(raw cpu0 | awk '$5 != "cpu=0"' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw cpu1 | awk '$5 != "cpu=1"' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw cpu1 | wc -l)
+	[ "$got" -gt 0 ]
 }
 
 @test "capture: --pid captures only that process, its worker thread included" {
 	local thr worker
 	thr=$(pidof_wl thr); worker=$(cat "$T/worker.tid")
 	raw pid | awk '{print $3, $4}' | sort | uniq -c
-	[ "$(raw pid | wc -l)" -gt 10 ]
-	[ "$(raw pid | awk -v p="pid=$thr" '$3 != p' | wc -l)" -eq 0 ]
-	[ "$(raw pid | awk -v t="tid=$worker" '$4 == t' | wc -l)" -gt 3 ]
-	[ "$(raw pid | awk -v t="tid=$thr" '$4 == t' | wc -l)" -gt 3 ]
+	got=$(raw pid | wc -l)
+	[ "$got" -gt 10 ]
+	got=$(raw pid | awk -v p="pid=$thr" '$3 != p' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw pid | awk -v t="tid=$worker" '$4 == t' | wc -l)
+	[ "$got" -gt 3 ]
+	got=$(raw pid | awk -v t="tid=$thr" '$4 == t' | wc -l)
+	[ "$got" -gt 3 ]
 	# the worker's frame-pointer chain: hot_leaf, level_b, level_a, run,
 	# worker_main, libc
-	[ "$(raw pid | awk -v t="tid=$worker" '$4 == t && $13 !~ /^nu=[0-4]$/' | wc -l)" -gt 3 ]
+	got=$(raw pid | awk -v t="tid=$worker" '$4 == t && $13 !~ /^nu=[0-4]$/' | wc -l)
+	[ "$got" -gt 3 ]
 }
 
 @test "capture: --tid captures only that thread" {
 	local worker
 	worker=$(cat "$T/worker.tid")
-	[ "$(raw tid | wc -l)" -gt 3 ]
-	[ "$(raw tid | awk -v t="tid=$worker" '$4 != t' | wc -l)" -eq 0 ]
+	got=$(raw tid | wc -l)
+	[ "$got" -gt 3 ]
+	got=$(raw tid | awk -v t="tid=$worker" '$4 != t' | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 @test "capture: --comm selects the tasks with that name" {
 	local nofp comm
 	nofp=$(pidof_wl nofp); comm=$(cat "$T/comm.name")
 	raw comm | awk '{print $3, $10, $11}' | sort | uniq -c
-	[ "$(raw comm | wc -l)" -gt 3 ]
-	[ "$(raw comm | awk -v p="pid=$nofp" '$3 != p' | wc -l)" -eq 0 ]
-	[ "$(raw comm | awk -v c="$comm" '$10 != "comm=" c && $11 != "pcomm=" c' | wc -l)" -eq 0 ]
+	got=$(raw comm | wc -l)
+	[ "$got" -gt 3 ]
+	got=$(raw comm | awk -v p="pid=$nofp" '$3 != p' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw comm | awk -v c="$comm" '$10 != "comm=" c && $11 != "pcomm=" c' | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 @test "capture: --cgroup selects the tasks of a cgroup the test created" {
@@ -171,17 +186,22 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 	cgw=$(pidof_wl cgw)
 	id=$(stat -c %i "$(cat "$T/cg.path")/plain")
 	raw cgroup | awk '{print $3, $8}' | sort | uniq -c
-	[ "$(raw cgroup | wc -l)" -gt 3 ]
-	[ "$(raw cgroup | awk -v p="pid=$cgw" '$3 != p' | wc -l)" -eq 0 ]
-	[ "$(raw cgroup | awk -v c="cgroup=$id" '$8 != c' | wc -l)" -eq 0 ]
+	got=$(raw cgroup | wc -l)
+	[ "$got" -gt 3 ]
+	got=$(raw cgroup | awk -v p="pid=$cgw" '$3 != p' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw cgroup | awk -v c="cgroup=$id" '$8 != c' | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 @test "capture: --container selects a container by id prefix" {
 	local ctw
 	ctw=$(pidof_wl ctw)
 	raw container | awk '{print $3}' | sort | uniq -c
-	[ "$(raw container | wc -l)" -gt 3 ]
-	[ "$(raw container | awk -v p="pid=$ctw" '$3 != p' | wc -l)" -eq 0 ]
+	got=$(raw container | wc -l)
+	[ "$got" -gt 3 ]
+	got=$(raw container | awk -v p="pid=$ctw" '$3 != p' | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 # the call chains (return addresses, leaf IP dropped) that carry at least
@@ -200,40 +220,53 @@ chains() {
 	local thr
 	thr=$(pidof_wl thr)
 	grep -q 'backend perf' "$T/perf.err"
-	[ "$(raw perf | wc -l)" -gt 10 ]
-	[ "$(raw perf | awk -v p="pid=$thr" '$3 != p' | wc -l)" -eq 0 ]
+	got=$(raw perf | wc -l)
+	[ "$got" -gt 10 ]
+	got=$(raw perf | awk -v p="pid=$thr" '$3 != p' | wc -l)
+	[ "$got" -eq 0 ]
 	echo "bpf:"; chains pid
 	echo "perf:"; chains perf
-	[ "$(chains pid | wc -l)" -eq 2 ]
+	got=$(chains pid | wc -l)
+	[ "$got" -eq 2 ]
 	[ "$(chains pid)" = "$(chains perf)" ]
 	# registers and a stack snapshot for DWARF unwinding, as with BPF
-	[ "$(raw perf | awk '$13 != "nu=0" && ($14 != "nregs=3" || $15 == "stack=0")' | wc -l)" -eq 0 ]
+	got=$(raw perf | awk '$13 != "nu=0" && ($14 != "nregs=3" || $15 == "stack=0")' | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 @test "capture: --kernel-only sends kernel stacks only" {
-	[ "$(raw konly | wc -l)" -gt 3 ]
-	[ "$(raw konly | awk '$13 != "nu=0" || $14 != "nregs=0" || $15 != "stack=0"' | wc -l)" -eq 0 ]
-	dump konly | grep -qx 'meta stack_size=0'
+	got=$(raw konly | wc -l)
+	[ "$got" -gt 3 ]
+	got=$(raw konly | awk '$13 != "nu=0" || $14 != "nregs=0" || $15 != "stack=0"' | wc -l)
+	[ "$got" -eq 0 ]
+	dump konly | grep -x 'meta stack_size=0' >/dev/null
 }
 
 @test "capture: user samples carry registers and a stack snapshot of at most --stack-size" {
 	# default 16 KiB: every user sample has ip/sp/bp and stack bytes
-	[ "$(raw pid | awk '$13 != "nu=0" && ($14 != "nregs=3" || $15 == "stack=0")' | wc -l)" -eq 0 ]
-	[ "$(raw pid | field stack | awk '$1 > 16384' | wc -l)" -eq 0 ]
+	got=$(raw pid | awk '$13 != "nu=0" && ($14 != "nregs=3" || $15 == "stack=0")' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw pid | field stack | awk '$1 > 16384' | wc -l)
+	[ "$got" -eq 0 ]
 	# the worker's stack is deeper than 4 KiB: cut at 4096 and flagged
-	[ "$(raw pid | field stack | awk '$1 > 4096' | wc -l)" -gt 0 ]
-	[ "$(raw stack4k | field stack | awk '$1 > 4096' | wc -l)" -eq 0 ]
-	[ "$(raw stack4k | awk '$15 == "stack=4096"' | wc -l)" -gt 0 ]
-	[ "$(raw stack4k | awk '$15 == "stack=4096" && $9 !~ /^flags=0x[0-9a-f]*[13579bdf]$/' | wc -l)" -eq 0 ]
+	got=$(raw pid | field stack | awk '$1 > 4096' | wc -l)
+	[ "$got" -gt 0 ]
+	got=$(raw stack4k | field stack | awk '$1 > 4096' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw stack4k | awk '$15 == "stack=4096"' | wc -l)
+	[ "$got" -gt 0 ]
+	got=$(raw stack4k | awk '$15 == "stack=4096" && $9 !~ /^flags=0x[0-9a-f]*[13579bdf]$/' | wc -l)
+	[ "$got" -eq 0 ]
 	# in user mode the IP register is the leaf of the chain
-	[ "$(raw pid | awk '$9 == "flags=0x0" { split($17, u, /[=,]/); split($18, r, /[=,]/); if (u[2] != r[2]) print }' | wc -l)" -eq 0 ]
+	got=$(raw pid | awk '$9 == "flags=0x0" { split($17, u, /[=,]/); split($18, r, /[=,]/); if (u[2] != r[2]) print }' | wc -l)
+	[ "$got" -eq 0 ]
 }
 
 @test "capture: running processes at start, then exec, mappings and exit as they happen" {
 	local spin short
 	spin=$(pidof_wl spin); short=$(pidof_wl short)
-	dump full | grep -q "^task .* event=seen pid=$spin tid=$spin .* comm=chain_fp$"
-	dump full | grep -q "^mmap .* pid=$spin .*path=$CPA_BUILDDIR/tests/workloads/chain_fp$"
+	dump full | grep "^task .* event=seen pid=$spin tid=$spin .* comm=chain_fp$" >/dev/null
+	dump full | grep "^mmap .* pid=$spin .*path=$CPA_BUILDDIR/tests/workloads/chain_fp$" >/dev/null
 	# the build id read from the file at start is the one the kernel
 	# reports for a new mapping of the same file
 	local id_seen id_new
@@ -244,27 +277,30 @@ chains() {
 	[ "$id_seen" = "$id_new" ]
 	dump full | grep -E " pid=$short " | cut -c1-200 | awk '{print $1, $3, $4, $5}' | uniq -c
 	local exec mmap first last exit
-	exec=$(dump full | grep -n "^task .* event=exec pid=$short .*comm=chain_fp$" | cut -d: -f1 | head -1)
-	mmap=$(dump full | grep -n "^mmap .* pid=$short .*buildid=[0-9a-f]\{40\} path=$CPA_BUILDDIR/tests/workloads/chain_fp$" | cut -d: -f1 | head -1)
+	exec=$(dump full | grep -n "^task .* event=exec pid=$short .*comm=chain_fp$" | cut -d: -f1 | sed -n 1p)
+	mmap=$(dump full | grep -n "^mmap .* pid=$short .*buildid=[0-9a-f]\{40\} path=$CPA_BUILDDIR/tests/workloads/chain_fp$" | cut -d: -f1 | sed -n 1p)
 	# (before the exec the child is the shell that forked it)
-	first=$(dump full | grep -n "^raw .* pid=$short .* comm=chain_fp " | cut -d: -f1 | head -1)
+	first=$(dump full | grep -n "^raw .* pid=$short .* comm=chain_fp " | cut -d: -f1 | sed -n 1p)
 	last=$(dump full | grep -n "^raw .* pid=$short " | cut -d: -f1 | tail -1)
-	exit=$(dump full | grep -n "^task .* event=exit pid=$short " | cut -d: -f1 | head -1)
+	exit=$(dump full | grep -n "^task .* event=exit pid=$short " | cut -d: -f1 | sed -n 1p)
 	echo "exec $exec, mmap $mmap, samples $first..$last, exit $exit"
-	[ -n "$exec" ] && [ -n "$mmap" ] && [ -n "$first" ] && [ -n "$exit" ]
+	[ -n "$exec" ]
+	[ -n "$mmap" ]
+	[ -n "$first" ]
+	[ -n "$exit" ]
 	[ "$exec" -lt "$mmap" ]
 	[ "$mmap" -lt "$first" ]
 	[ "$last" -lt "$exit" ]
-	dump full | grep -q "^task .* event=fork pid=$short "
+	dump full | grep "^task .* event=fork pid=$short " >/dev/null
 }
 
 @test "capture: META records at start and an END record with the totals" {
-	dump full | head -20 | grep -q '^meta host='
-	dump full | grep -qx "meta kernel=$(uname -r)"
-	dump full | grep -qx 'meta frequency=49'
-	dump full | grep -qx 'meta mode=oncpu'
-	dump full | grep -qx 'meta backend=bpf'
-	dump full | grep -qE '^meta event=(cpu-clock|cycles)$'
+	dump full | sed -n 1,20p | grep '^meta host=' >/dev/null
+	dump full | grep -x "meta kernel=$(uname -r)" >/dev/null
+	dump full | grep -x 'meta frequency=49' >/dev/null
+	dump full | grep -x 'meta mode=oncpu' >/dev/null
+	dump full | grep -x 'meta backend=bpf' >/dev/null
+	dump full | grep -E '^meta event=(cpu-clock|cycles)$' >/dev/null
 	local raws lost records
 	raws=$(raw full | wc -l)
 	lost=$(dump full | awk '$1 == "lost" { for (i = 2; i <= NF; i++) if ($i ~ /^count=/) s += substr($i, 7) } END { print s + 0 }')
@@ -283,7 +319,8 @@ chains() {
 @test "capture: --stats-file keeps self statistics for cpa status" {
 	cat "$T/capture.stats"
 	grep -qx 'tool=cpa-capture' "$T/capture.stats"
-	grep -qx "samples=$(raw stats | wc -l)" "$T/capture.stats"
+	got=$(raw stats | wc -l)
+	grep -qx "samples=$got" "$T/capture.stats"
 	grep -qx 'lost=0' "$T/capture.stats"
 	[ "$(sed -n 's/^bpf_run_ns=//p' "$T/capture.stats")" -gt 0 ]
 	# and a line on stderr every --stats-interval
@@ -313,8 +350,9 @@ chains() {
 	[ "$status" -eq 0 ]
 	[ "$(grep -c 'BPF backend unavailable' <<< "$output")" -eq 1 ]
 	[[ "$output" == *"BPF backend unavailable (cannot load the BPF program: Operation not permitted (needs CAP_BPF and CAP_PERFMON)): using the perf backend"* ]]
-	dump nocap | grep -qx 'meta backend=perf'
-	[ "$(raw nocap | wc -l)" -gt 0 ]
+	dump nocap | grep -x 'meta backend=perf' >/dev/null
+	got=$(raw nocap | wc -l)
+	[ "$got" -gt 0 ]
 	run setpriv --bounding-set -bpf,-sys_admin cpa-capture --duration 1 --offcpu
 	echo "$output"
 	[ "$status" -eq 1 ]

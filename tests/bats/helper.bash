@@ -13,6 +13,12 @@ PATH="$CPA_SRCDIR/scripts:$PATH"
 export CPA_SRCDIR CPA_BUILDDIR PATH
 WL="$CPA_BUILDDIR/tests/workloads"
 
+# A pipe fails the test when any stage fails, not only the last: a tool that
+# dies (or leaks, under ASan) upstream of grep or wc is a failure. And `run !`
+# needs bats 1.5.0. tests/lint-bats checks every .bats file loads this.
+set -o pipefail
+bats_require_minimum_version 1.5.0
+
 # BPF tests run as root. Where BPF should work (CI sets CPA_REQUIRE_BPF=1)
 # a missing capability is a failure, not a skip.
 require_bpf() {
@@ -30,6 +36,17 @@ require_bpf() {
 		skip "BPF unavailable: $why"
 	fi
 	ensure_tracefs
+}
+
+# skip_missing WHAT: skips the test for a missing tool or package, except
+# under CI (CI=true), where scripts/install-deps provides every one of them
+# and a missing one is a failure.
+skip_missing() {
+	if [ "${CI:-}" = true ]; then
+		echo "required under CI (scripts/install-deps provides it): $1" >&2
+		return 1
+	fi
+	skip "$1"
 }
 
 ensure_tracefs() {
@@ -59,6 +76,22 @@ start_workload() {
 	WL_BG_PIDS="${WL_BG_PIDS:-} $!"
 	wait_for 10 grep -q '^ready ' "$out"
 	WL_PID=$(awk '/^ready /{print $2; exit}' "$out")
+}
+
+# must_fail CMD...: CMD must exit non-zero, and not by a signal. A bare
+# `! CMD` never fails a test: bash exempts `!` from set -e. Unlike `run !`
+# it leaves $output alone.
+must_fail() {
+	local rc=0
+	"$@" || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		echo "expected to fail: $*" >&2
+		return 1
+	fi
+	if [ "$rc" -gt 128 ]; then
+		echo "died of signal $(( rc - 128 )): $*" >&2
+		return 1
+	fi
 }
 
 kill_workloads() {

@@ -49,6 +49,6 @@ cache_kb() { sed -n 's/^elf_cache_bytes=//p' "$CPA_RUN_DIR/unwind.stats" | awk '
 	# The workload is there in every minute of the run.
 	for m in $(seq 1 $(( secs / 60 - 1 ))); do
 		from=$(( $(date +%s) - secs + (m - 1) * 60 ))
-		cpa-query --dir "$T/store" --from "@$from" --to "@$(( from + 60 ))" | grep -q '^chain_fp;'
+		cpa-query --dir "$T/store" --from "@$from" --to "@$(( from + 60 ))" | grep '^chain_fp;' >/dev/null
 	done
 }

@@ -17,7 +17,7 @@ teardown() {
 stage_pid() { sed -n "s/^$1=//p" "$CPA_RUN_DIR/stages" 2>/dev/null; }
 restarts() { sed -n 's/^restarts=//p' "$CPA_RUN_DIR/stages" 2>/dev/null; }
 restarted_once() { [ "$(restarts)" = 1 ]; }
-store_has() { cpa-query --dir "$STORE" --from "$1" --to now 2>/dev/null | grep -q "$2"; }
+store_has() { cpa-query --dir "$STORE" --from "$1" --to now 2>/dev/null | grep "$2" >/dev/null; }
 windows_stored() { cpa-query --dir "$STORE" --list 2>/dev/null | awk '$1 ~ /^\// && $(NF-2) > 0 { ok = 1 } END { exit !ok }'; }
 
 start_monitor() {

@@ -56,9 +56,9 @@ cpu_ms() {	# utime + stime of a process, in ms
 	capture_chain_folded 3
 	grep -q '_\[k\]' "$T/host.folded"
 	# Known kernel entry points are suffixed, never bare.
-	! grep -qE '(^|;)(entry_SYSCALL_64|do_syscall_64|__x64_sys_[a-z_]+)(;| )' "$T/host.folded"
+	must_fail grep -qE '(^|;)(entry_SYSCALL_64|do_syscall_64|__x64_sys_[a-z_]+)(;| )' "$T/host.folded"
 	# No user frame of the workload is marked as kernel.
-	! grep -qE '(hot_leaf|level_a|level_b)_\[k\]' "$T/host.folded"
+	must_fail grep -qE '(hot_leaf|level_a|level_b)_\[k\]' "$T/host.folded"
 }
 
 @test "capture | unwind | render writes an SVG flame graph with the chain" {
@@ -77,7 +77,7 @@ cpu_ms() {	# utime + stime of a process, in ms
 	# Whatever the unwinder recovers, the leaf is symbolized and no bare
 	# address appears: unresolved frames are module+0xoffset.
 	grep -q '^chain_nofp;.*hot_leaf [0-9]*$' "$T/nofp.folded"
-	! grep -qE '(^|;)0x[0-9a-f]+(;| )' "$T/nofp.folded"
+	must_fail grep -qE '(^|;)0x[0-9a-f]+(;| )' "$T/nofp.folded"
 }
 
 @test "a dictionary reset (cpa-unwind --max-dict) changes nothing downstream" {

@@ -36,7 +36,7 @@ clock_reached() {
 	# whole windows ending before the workload existed: none of it
 	cpa-query --dir "$T/s" --to "@$before" >"$T/before.folded"
 	[ -s "$T/before.folded" ]
-	! grep -q '^chain_fp;' "$T/before.folded"
+	must_fail grep -q '^chain_fp;' "$T/before.folded"
 	# windows after it was ready: its chain, under its name
 	cpa-query --dir "$T/s" --from "@$after" >"$T/after.folded"
 	total=$(awk '/^chain_fp;/ { s += $NF } END { print s + 0 }' "$T/after.folded")

@@ -31,7 +31,8 @@ truth_totals() {
 }
 
 query_total_is() {	# query_total_is DIR N
-	[ "$(cpa-query --dir "$1" 2>/dev/null | awk '{s+=$NF} END {printf "%d\n", s}')" = "$2" ]
+	got=$(cpa-query --dir "$1" 2>/dev/null | awk '{s+=$NF} END {printf "%d\n", s}')
+	[ "$got" = "$2" ]
 }
 
 @test "store: after kill -9 everything up to the last flush is there, intact" {
@@ -60,7 +61,7 @@ query_total_is() {	# query_total_is DIR N
 		cpa-store --dir "$T/s" --flush 100ms &
 	STORE_PID=$!
 	# kill it while it writes: once some blocks are committed
-	wait_for 20 sh -c "cpa-query --dir '$T/s' --list 2>/dev/null | awk '\$1 ~ /^\// && \$(NF-1) >= 4 {ok=1} END {exit !ok}'"
+	wait_for 20 bash -c "set -o pipefail; cpa-query --dir '$T/s' --list 2>/dev/null | awk '\$1 ~ /^\// && \$(NF-1) >= 4 {ok=1} END {exit !ok}'"
 	kill -9 "$STORE_PID"
 	wait || true
 	STORE_PID=
@@ -119,7 +120,8 @@ query_total_is() {	# query_total_is DIR N
 	# fill the disk, to the last page
 	dd if=/dev/zero of="$MNT/filler" bs=64k 2>/dev/null || true
 	dd if=/dev/zero of="$MNT/filler2" bs=4k 2>/dev/null || true
-	[ "$(df --output=avail -B1 "$MNT" | tail -1)" -lt 4096 ]
+	got=$(df --output=avail -B1 "$MNT" | tail -1)
+	[ "$got" -lt 4096 ]
 	mkfifo "$T/fifo"
 	cpa-store --dir "$MNT/s" --flush 100ms --grace 50ms --stats <"$T/fifo" 2>"$T/err" &
 	STORE_PID=$!
@@ -270,7 +272,8 @@ read_at_least() {	# read_at_least PID BYTES: the process has read that much
 	# nothing is due yet (10 s flush and grace): stop it once it has read
 	# the whole input
 	wait_for 10 read_at_least "$STORE_PID" "$(stat -c %s "$T/in")"
-	[ -z "$(ls "$T/s" | grep Z)" ]
+	got=$(ls "$T/s")
+	must_fail grep Z <<<"$got"
 	kill -TERM "$STORE_PID"
 	wait "$STORE_PID"
 	STORE_PID=
@@ -286,14 +289,15 @@ read_at_least() {	# read_at_least PID BYTES: the process has read that much
 
 @test "store: memory stays bounded by the segment, not the length of history" {
 	# AddressSanitizer keeps freed memory in quarantine: RSS says nothing
-	if ldd "$(command -v cpa-store)" | grep -q libasan; then
+	if ldd "$(command -v cpa-store)" | grep libasan >/dev/null; then
 		skip "sanitized build"
 	fi
 	rss() {	# rss MINUTES: peak KiB of cpa-store for that much history
 		"$GEN" --duration $(($1 * 60)) --rate 98 --stacks 20000 --procs 40 |
 			/usr/bin/time -f %M cpa-store --dir "$T/s$1" --segment 5m 2>&1 >/dev/null | tail -1
 	}
-	short=$(rss 30) long=$(rss 120)
+	short=$(rss 30)
+	long=$(rss 120)
 	echo "peak RSS: 30 min $short KiB, 2 h $long KiB" >&2
 	[ "$long" -le $((short * 13 / 10)) ]
 }

@@ -18,7 +18,7 @@ setup() {
 		cpa-store --dir "$T/s" --segment 10m --retain 6h --max-size 8M --stats 2>"$T/err"
 	rss=$(cat "$T/rss")
 	files=$(find "$T/s" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
-	oldest=$(ls "$T/s" | grep Z | head -1)
+	oldest=$(ls "$T/s" | grep Z | sed -n 1p)
 	echo "peak RSS $rss KiB, store $files bytes, oldest segment $oldest" >&2
 	[ "$rss" -lt 32768 ]
 	[ "$files" -le $((8 * 1048576)) ]

@@ -61,7 +61,8 @@ setup() {
 	same_lines "$T/got" "$T/want"
 	# samples at 9.x are in window [8,10), so they are in; 10.x is not
 	grep -q . "$T/got"
-	[ "$(cpa-query --dir "$T/s" --list | awk 'NR == 2 {print $(NF-2)}')" = 30 ]
+	got=$(cpa-query --dir "$T/s" --list | awk 'NR == 2 {print $(NF-2)}')
+	[ "$got" = 30 ]
 }
 
 @test "store: label and frame filters select exactly the matching samples" {
@@ -124,16 +125,20 @@ setup() {
 	# day 2, 12:00: what ended a day before that goes
 	CPA_STORE_NOW="@$((T0 + 2 * 86400 + 43200))" store_from_gen "$T/s" "$T/truth" \
 		--segment 1h --retain 1d -- --start $T0 --duration $((3 * 86400)) --rate 1 --stacks 20
-	[ "$(ls "$T/s" | grep -v lock | head -1)" = 20251201T220000Z ]
-	[ "$(ls "$T/s" | grep -v lock | tail -1)" = 20251203T090000Z ]
+	got=$(ls "$T/s" | grep -v lock | sed -n 1p)
+	[ "$got" = 20251201T220000Z ]
+	got=$(ls "$T/s" | grep -v lock | tail -1)
+	[ "$got" = 20251203T090000Z ]
 	cpa-query --dir "$T/s" >"$T/got"
 	expect "$T/truth" $((T0 + 86400 + 43200)) 99999999999 1 comm >"$T/want"
 	same_lines "$T/got" "$T/want"
 	# With the real clock (later than all data), age counts back from the
 	# newest window, so old imports are not wiped: a day before day 3.
 	cpa-store --dir "$T/s" --retain 1d </dev/null
-	[ "$(ls "$T/s" | grep -v lock | head -1)" = 20251202T100000Z ]
-	[ "$(ls "$T/s" | grep -v lock | tail -1)" = 20251203T090000Z ]
+	got=$(ls "$T/s" | grep -v lock | sed -n 1p)
+	[ "$got" = 20251202T100000Z ]
+	got=$(ls "$T/s" | grep -v lock | tail -1)
+	[ "$got" = 20251203T090000Z ]
 }
 
 @test "store: --max-size keeps the store under the cap by deleting the oldest segments" {
@@ -145,7 +150,8 @@ setup() {
 	files=$(find "$T/s" -type f -name '[mdi]*' -printf '%s\n' | awk '{s+=$1} END {print s}')
 	echo "store $size bytes, files $files, $segs segments" >&2
 	[ "$files" -le $((300 * 1024)) ]
-	[ "$segs" -ge 2 ] && [ "$segs" -lt 15 ]
+	[ "$segs" -ge 2 ]
+	[ "$segs" -lt 15 ]
 	# the newest minute is kept whole
 	[ -d "$T/s/20251130T101400Z" ]
 	cpa-query --dir "$T/s" --from "@$((T0 + 840))" >"$T/got"
@@ -185,7 +191,8 @@ setup() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$output" = "cpa-store: warning: <stdin>: byte $(stat -c %s "$T/in"): stream ended without an end record (upstream stopped early; what came is stored)" ]
-	[ "$(cpa-query --dir "$T/s" | awk '{s += $NF} END {print (s > 0)}')" = 1 ]
+	got=$(cpa-query --dir "$T/s" | awk '{s += $NF} END {print (s > 0)}')
+	[ "$got" = 1 ]
 }
 
 @test "store: bad input is reported with its offset after what came before is stored" {
@@ -196,7 +203,8 @@ setup() {
 	run cpa-store --dir "$T/s" <"$T/bad"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"<stdin>: byte $(stat -c %s "$T/good")"* ]]
-	[ "$(cpa-query --dir "$T/s" | awk '{s+=$NF} END {print (s > 0)}')" = 1 ]
+	got=$(cpa-query --dir "$T/s" | awk '{s+=$NF} END {print (s > 0)}')
+	[ "$got" = 1 ]
 	run cpa-store --dir "$T/s2" <<<"app;main;leaf notanumber"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"<stdin>: line 1: "* ]]

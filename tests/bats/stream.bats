@@ -12,7 +12,8 @@ setup() {
 	run cpa-unwind <"$C/badlen"
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"byte 16: record length 4294967295 exceeds the maximum"* ]]
-	[ "$(echo "$output" | grep -c .)" -le 2 ]
+	got=$(echo "$output" | grep -c .)
+	[ "$got" -le 2 ]
 }
 
 @test "cpa-unwind: a truncated record is reported with its offset" {

@@ -42,7 +42,7 @@ profile() {
 	start_workload "$T/$name.wl" "$@"
 	cpa-capture --pid "$WL_PID" --duration "$secs" >"$T/$name.cpa" 2>"$T/$name.capture.err"
 	cpa-unwind --folded --stats <"$T/$name.cpa" >"$T/$name.folded" 2>"$T/$name.stats"
-	sort "$T/$name.folded" | uniq -c | sort -rn | head -5
+	sort "$T/$name.folded" | uniq -c | sort -rn | sed -n 1,5p
 	cat "$T/$name.stats"
 }
 
@@ -52,7 +52,7 @@ samples() {
 }
 
 need() {
-	[ -x "$B/$1" ] || skip "$2 not installed: $1 not built"
+	[ -x "$B/$1" ] || skip_missing "$2 not installed: $1 not built"
 }
 
 @test "C with frame pointers: the chain from the FP user stack (--unwind fp)" {
@@ -88,7 +88,7 @@ need() {
 	echo "share: $share%"
 	[ "$share" -ge 95 ]
 	# --no-demangle keeps the raw names
-	cpa-unwind --folded --no-demangle <"$T/cxx.cpa" | grep -q ';_ZN3app3runEl;'
+	cpa-unwind --folded --no-demangle <"$T/cxx.cpa" | grep ';_ZN3app3runEl;' >/dev/null
 }
 
 @test "Rust without frame pointers: demangled paths, no hashes" {
@@ -98,7 +98,7 @@ need() {
 	share=$(share_with_chain "$T/rust.folded" '^rust_chain;' 'rust_chain::main;rust_chain::work::run;rust_chain::work::level_a;rust_chain::work::level_b;rust_chain::work::hot_leaf')
 	echo "share: $share%"
 	[ "$share" -ge 95 ]
-	! grep -q '::h[0-9a-f]\{16\}' "$T/rust.folded"
+	must_fail grep -q '::h[0-9a-f]\{16\}' "$T/rust.folded"
 }
 
 @test "Go: the chain with Go names" {
@@ -139,7 +139,7 @@ need() {
 }
 
 @test "a process in its own mount namespace, binary absent on the host" {
-	command -v unshare >/dev/null || skip "unshare (util-linux) not installed"
+	command -v unshare >/dev/null || skip_missing "unshare (util-linux) not installed"
 	mkdir "$T/nsroot"
 	start_workload "$T/ns.wl" unshare --mount --propagation private sh -c \
 		"mount -t tmpfs none '$T/nsroot' && cp '$WL/chain_nofp' '$T/nsroot/ns_chain' && exec '$T/nsroot/ns_chain' --seconds 6"
@@ -175,7 +175,7 @@ need() {
 }
 
 @test "Node with --perf-basic-prof: JavaScript function names as _[j] frames" {
-	command -v node >/dev/null || skip "nodejs not installed"
+	command -v node >/dev/null || skip_missing "nodejs not installed"
 	profile js 2 node --perf-basic-prof "$CPA_SRCDIR/tests/workloads/js_chain.js" 6
 	rm -f "/tmp/perf-$WL_PID.map"
 	[ "$(samples '^node;' "$T/js.folded")" -ge 20 ]

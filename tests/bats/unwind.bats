@@ -77,7 +77,7 @@ teardown() {
 	[ "$status" -eq 0 ]
 	echo "$output"
 	[ "$(grep -c ';snap_leaf 1$' <<<"$output")" -eq 20 ]
-	! grep -q ';main;run;level_a' <<<"$output"
+	must_fail grep -q ';main;run;level_a' <<<"$output"
 	# the walks ended for a reason other than reaching the root
 	grep -q 'dwarf walks .*\(bad-stack\|no-mapping\|no-cfi\|truncated\)=' <<<"$output"
 }
@@ -97,7 +97,7 @@ teardown() {
 	grep -q 'chain chosen .*dwarf=1 fp=0' <<<"$output"
 	# forced modes
 	run cpa-unwind --folded --unwind dwarf "$T/s.cpa"
-	! grep -q ';main;run;' <<<"$output"
+	must_fail grep -q ';main;run;' <<<"$output"
 	run cpa-unwind --folded --unwind fp "$T/ok.cpa"
 	grep -q ";$CHAIN\(;[^ ]*\)\? 1$" <<<"$output"
 }
@@ -122,7 +122,7 @@ teardown() {
 	run cpa-unwind --folded --stats "$T/s.cpa"
 	[ "$status" -eq 0 ]
 	echo "$output"
-	! grep -q 'level_b' <<<"$output"
+	must_fail grep -q 'level_b' <<<"$output"
 	grep -q 'build-id-mismatch=1' <<<"$output"
 	# the program's frames keep their module name; without its CFI the
 	# walk stops early (or follows rbp where the build kept it), never
@@ -139,7 +139,7 @@ teardown() {
 	grep -q 'inlined=[1-9]' <<<"$output"
 	# off by default
 	run cpa-unwind --folded "$T/s.cpa"
-	! grep -q '_\[i\]' <<<"$output"
+	must_fail grep -q '_\[i\]' <<<"$output"
 }
 
 @test "kernel frames from kallsyms, modules included, carry _[k]" {
@@ -185,7 +185,7 @@ teardown() {
 	# without the debug file the same stream has no names for them
 	rm "$T/dl_snap.debug"
 	run cpa-unwind --folded "$T/s.cpa"
-	! grep -q 'level_b' <<<"$output"
+	must_fail grep -q 'level_b' <<<"$output"
 }
 
 @test "a corrupt or truncated ELF: counted failure and module+offset frames" {
@@ -246,7 +246,7 @@ teardown() {
 	cpa-unwind <"$T/short.cpa" 2>/dev/null | "$CPA_BUILDDIR/tests/tools/cpa-dump" >"$T/dump" 2>&1 || true
 	cat "$T/dump"
 	grep -q '^sample ' "$T/dump"
-	! grep -q '^end ' "$T/dump"
+	must_fail grep -q '^end ' "$T/dump"
 	grep -q 'without an end record' "$T/dump"
 }
 
