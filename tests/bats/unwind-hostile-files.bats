@@ -32,7 +32,7 @@ setup_file() {
 
 setup() {
 	require_bpf
-	command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+	command -v setpriv >/dev/null || skip_missing "setpriv (util-linux) not installed"
 	T=$BATS_TEST_TMPDIR
 	B=$BATS_FILE_TMPDIR
 	PIPE_PIDS=""
@@ -92,7 +92,7 @@ finish() {
 	wait "$CAP_PID"
 	wait "$UNWIND_PID"
 	PIPE_PIDS=""
-	sort "$T/out.folded" | head -20
+	sort "$T/out.folded" | sed -n 1,20p
 	cat "$T/unwind.stats"
 }
 
@@ -135,15 +135,16 @@ hostile_start() {
 # to the host's libsecret.so, which has the same code (and build id) under
 # host_* names.
 container_symlink_case() {
-	command -v unshare >/dev/null || skip "unshare (util-linux) not installed"
+	command -v unshare >/dev/null || skip_missing "unshare (util-linux) not installed"
 	mkdir "$T/croot"
-	hostile_start unshare --mount --propagation private sh -c '
-		set -e
+	hostile_start unshare --mount --propagation private bash -c '
+		set -eo pipefail
 		mount -t tmpfs none "$0"
 		mkdir -p "$0/bin" "$0/lib"
 		cp "$1/swap_mapper" "$0/bin/swap_mapper"
 		cp "$1/libswap.so" "$0/lib/libswap.so"
-		for f in $(ldd "$1/swap_mapper" | grep -o "/[^ ]*"); do
+		libs=$(ldd "$1/swap_mapper" | grep -o "/[^ ]*")
+		for f in $libs; do
 			mkdir -p "$0${f%/*}"
 			cp "$f" "$0$f"
 		done
