@@ -45,7 +45,8 @@ hms() { date -d "@$1" '+%Y-%m-%d %H:%M:%S'; }
 	[[ "${lines[2]}" == "range $(hms $T0).000 .. $(hms $((T0 + 60))).000 (1m0s, "* ]]
 	[ "${lines[3]}" = "lost $(hms $((T0 + 20))).000 .. $(hms $((T0 + 50))).000 (30s, 3000 samples lost)" ]
 	# nothing of the stall was stored; the seconds around it were
-	[ "$(awk '$1 >= T0 + 20 && $1 < T0 + 50' T0=$T0 "$T/truth" | wc -l)" -eq 0 ]
+	got=$(awk '$1 >= T0 + 20 && $1 < T0 + 50' T0=$T0 "$T/truth" | wc -l)
+	[ "$got" -eq 0 ]
 	[ -z "$(cpa-query --dir "$T/s" --from @$((T0 + 20)) --to @$((T0 + 50)))" ]
 	expect "$T/truth" 0 99999999999 1 comm >"$T/want"
 	cpa-query --dir "$T/s" >"$T/got"
@@ -66,7 +67,7 @@ hms() { date -d "@$1" '+%Y-%m-%d %H:%M:%S'; }
 	[ "${lines[-1]}" = "lost $(hms $T0).000 .. $(hms $((T0 + 35))).000 (35s, 350 samples lost)" ]
 	# a damaged lost value is named and skipped, the rest still listed
 	local meta
-	meta=$(ls "$T"/s/*Z/meta | head -1)
+	meta=$(ls "$T"/s/*Z/meta | sed -n 1p)
 	sed -i 's/^lost=.*/lost=5-3:1/' "$meta"
 	run cpa-query --dir "$T/s" --list
 	echo "$output"
