@@ -27,6 +27,7 @@ void *cpa_grow(void *p, size_t *cap, size_t need, size_t elem_size);
  * unsigned type), doubling; the usual array-append idiom:
  *	CPA_GROW(v, cap, n + 1);
  *	v[n++] = x;
+ * Its arguments are evaluated more than once.
  */
 #define CPA_GROW(arr, cap, need) CPA_GROW_WITH(cpa_grow, arr, cap, need)
 /* As CPA_GROW, the new elements zeroed (arrays indexed by id). */
