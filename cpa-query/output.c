@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "log.h"
 #include "pprof.h"
 #include "timeparse.h"
@@ -485,35 +486,13 @@ static void top_end(struct sink *k, const struct cpa_segment_info *si,
 		uint32_t n;
 		const uint32_t *f = cpa_dict_stack(&d->d, (uint32_t)s->seg.e[i].b,
 						   &n);
-		uint64_t w = s->seg.e[i].v;
-		s->sum += w;
-		s->visit++;
+		CPA_GROW(s->path, s->path_cap, (size_t)n + 1);
 		for (uint32_t j = 0; j < n; j++) {
 			uint32_t len;
 			const char *name = cpa_dict_string(&d->d, f[j], &len);
-			bool is_new;
-			uint32_t id = cpa_strtab_intern(s->names, name, len,
-							&is_new);
-			if (id >= s->cap) {
-				size_t c = s->cap ? s->cap * 2 : 1024;
-				while (c <= id)
-					c *= 2;
-				s->self = cpa_realloc(s->self, c * 8);
-				s->total = cpa_realloc(s->total, c * 8);
-				s->seen = cpa_realloc(s->seen, c * 4);
-				memset(s->self + s->cap, 0, (c - s->cap) * 8);
-				memset(s->total + s->cap, 0, (c - s->cap) * 8);
-				memset(s->seen + s->cap, 0, (c - s->cap) * 4);
-				s->cap = c;
-			}
-			/* a recursive function counts once per stack */
-			if (s->seen[id] != s->visit) {
-				s->seen[id] = s->visit;
-				s->total[id] += w;
-			}
-			if (j == n - 1)
-				s->self[id] += w;
+			s->path[j] = cpa_strtab_intern(s->names, name, len, NULL);
 		}
+		cpa_topfuncs_add(&s->top, s->path, n, s->seg.e[i].v);
 	}
 }
 
@@ -523,48 +502,19 @@ void top_sink_init(struct top_sink *s)
 	s->k = (struct sink){top_begin, top_entry, top_end};
 	qmap_init(&s->seg);
 	s->names = cpa_strtab_new();
-}
-
-static const struct top_sink *top_sorting;
-
-static int top_cmp(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct top_sink *s = top_sorting;
-	if (s->self[x] != s->self[y])
-		return s->self[x] > s->self[y] ? -1 : 1;
-	if (s->total[x] != s->total[y])
-		return s->total[x] > s->total[y] ? -1 : 1;
-	return strcmp(cpa_strtab_get(s->names, x, NULL),
-		      cpa_strtab_get(s->names, y, NULL));
+	cpa_topfuncs_init(&s->top);
 }
 
 void top_write(struct top_sink *s, FILE *out, unsigned n)
 {
-	uint32_t count = cpa_strtab_count(s->names);
-	uint32_t *ids = cpa_malloc(((size_t)count + 1) * sizeof(*ids));
-	for (uint32_t i = 0; i < count; i++)
-		ids[i] = i + 1;
-	top_sorting = s;
-	qsort(ids, count, sizeof(*ids), top_cmp);
-	double sum = s->sum ? (double)s->sum : 1.0;
-	fprintf(out, "%14s %7s %14s %7s  %s\n", "self", "self%", "total",
-		"total%", "function");
-	for (uint32_t i = 0; i < count && i < n; i++) {
-		uint32_t id = ids[i];
-		fprintf(out, "%14" PRIu64 " %6.2f%% %14" PRIu64 " %6.2f%%  %s\n",
-			s->self[id], 100.0 * (double)s->self[id] / sum,
-			s->total[id], 100.0 * (double)s->total[id] / sum,
-			cpa_strtab_get(s->names, id, NULL));
-	}
-	free(ids);
+	cpa_topfuncs_write(out, &s->top, s->names, n, CPA_TOP_SELF, NULL,
+			   NULL);
 }
 
 void top_sink_free(struct top_sink *s)
 {
 	qmap_free(&s->seg);
 	cpa_strtab_free(s->names);
-	free(s->self);
-	free(s->total);
-	free(s->seen);
+	cpa_topfuncs_free(&s->top);
+	free(s->path);
 }

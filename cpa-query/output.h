@@ -15,6 +15,7 @@
 #include "map.h"
 #include "scan.h"
 #include "symstream.h"
+#include "topfuncs.h"
 
 /* Lines aggregated by (group, folded line). The group is the column
  * (0 the range, 1 the --diff range) or the start of a --split group. */
@@ -64,11 +65,9 @@ struct top_sink {
 	struct sink k;
 	struct qmap seg;		/* (0, stack) -> weight */
 	struct cpa_strtab *names;
-	uint64_t *self, *total;
-	uint32_t *seen;			/* per name: last stack visited */
-	size_t cap;
-	uint32_t visit;
-	uint64_t sum;
+	struct cpa_topfuncs top;
+	uint32_t *path;			/* name ids of one stack */
+	size_t path_cap;
 };
 
 void top_sink_init(struct top_sink *s);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "buf.h"
 #include "render.h"
 
 struct folded_ctx {
@@ -29,21 +29,14 @@ static bool folded_line(const struct tree *t, uint32_t id, uint32_t depth,
 	const char *name;
 
 	(void)x;
-	if (depth + 1 > c->lencap) {
-		c->lencap = 2 * (depth + 1);
-		c->len = cpa_realloc(c->len, c->lencap * sizeof(*c->len));
-	}
+	CPA_GROW(c->len, c->lencap, (size_t)depth + 1);
 	if (id == TREE_ROOT) {
 		c->len[0] = 0;
 		return true;
 	}
 	name = tree_name_str(t, nd->name, &len);
 	size_t plen = c->len[depth - 1];
-	if (plen + len + 2 > c->cap) {
-		while (plen + len + 2 > c->cap)
-			c->cap *= 2;
-		c->path = cpa_realloc(c->path, c->cap);
-	}
+	CPA_GROW(c->path, c->cap, plen + len + 2);
 	if (plen)
 		c->path[plen++] = ';';
 	memcpy(c->path + plen, name, len);
@@ -63,10 +56,9 @@ static bool folded_line(const struct tree *t, uint32_t id, uint32_t depth,
 
 int folded_write(FILE *f, struct profile *p, const struct render_opts *o)
 {
-	struct folded_ctx c = { .f = f, .cap = 4096 };
+	struct folded_ctx c = { .f = f };
 
 	(void)o;
-	c.path = cpa_malloc(c.cap);
 	tree_walk(&p->tree, folded_line, NULL, &c);
 	free(c.path);
 	free(c.len);

@@ -9,10 +9,12 @@
  * frames are kept and reused for the common prefix without hashing them
  * again.
  *
- * Stream samples are turned into folded lines by lib/labels.c, so the root
- * labels here are exactly those cpa-unwind --folded and cpa-query print;
- * that costs a format and a parse, paid once per distinct (stack, labels)
- * pair thanks to a cache from sample identity to leaf node.
+ * Stream samples are merged by their ids: a cache from sample identity
+ * (stack id and the label values shown) to leaf node, and a map from
+ * dictionary string id to frame name, so a sample already seen costs one
+ * probe, and a new one a probe per frame, with no text in between. The
+ * root labels come from lib/labels.c, so they read exactly as the ones
+ * cpa-unwind --folded and cpa-query print.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +22,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "folded.h"
 #include "hash.h"
+#include "htab.h"
 #include "log.h"
 #include "render.h"
 #include "symstream.h"
@@ -59,10 +63,7 @@ static char *next_line(struct line_reader *lr, size_t *len, const char *name)
 		memmove(lr->buf, lr->buf + lr->start, lr->end - lr->start);
 		lr->end -= lr->start;
 		lr->start = 0;
-		if (lr->cap - lr->end < READ_BLOCK / 2) {
-			lr->cap *= 2;
-			lr->buf = cpa_realloc(lr->buf, lr->cap);
-		}
+		CPA_GROW(lr->buf, lr->cap, lr->end + READ_BLOCK / 2);
 		ssize_t n = read(lr->fd, lr->buf + lr->end, lr->cap - lr->end);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -86,7 +87,7 @@ struct walker {
 	uint32_t npath;
 	char *prev;		/* bytes of the last stack */
 	size_t prevlen, prevcap;
-	size_t cap;
+	size_t cap_frames, cap_path;
 };
 
 static void walker_free(struct walker *w)
@@ -105,11 +106,8 @@ static uint32_t split_frames(struct walker *w, const char *s, size_t len)
 	for (;;) {
 		const char *semi = memchr(p, ';', (size_t)(end - p));
 		const char *fe = semi ? semi : end;
-		if (n == w->cap) {
-			w->cap = w->cap ? w->cap * 2 : 256;
-			w->frames = cpa_realloc(w->frames, w->cap * sizeof(*w->frames));
-			w->path = cpa_realloc(w->path, w->cap * sizeof(*w->path));
-		}
+		CPA_GROW(w->frames, w->cap_frames, (size_t)n + 1);
+		CPA_GROW(w->path, w->cap_path, (size_t)n + 1);
 		w->frames[n].s = p;
 		w->frames[n].len = (uint32_t)(fe - p);
 		n++;
@@ -163,10 +161,7 @@ static uint32_t walk_stack(struct tree *t, struct walker *w, const char *s,
 		w->path[i] = node;
 	}
 	w->npath = n;
-	if (len > w->prevcap) {
-		w->prevcap = len * 2;
-		w->prev = cpa_realloc(w->prev, w->prevcap);
-	}
+	CPA_GROW(w->prev, w->prevcap, len);
 	memcpy(w->prev, s, len);
 	w->prevlen = len;
 	return node;
@@ -249,61 +244,29 @@ static int read_folded(struct profile *p, const struct render_opts *o, int fd,
 
 /* ---- cpa stream ---------------------------------------------------------- */
 
-/* What makes two samples the same folded stack under the chosen labels. */
+/* What makes two samples the same stack under the chosen labels. */
 struct sample_key {
 	uint32_t kind, stack_id, comm_id, pid, tid, thread_id, container_id,
 		 env_id, cpu;
 };
 
-struct key_slot {
+struct leaf_entry {
 	struct sample_key key;
-	uint32_t leaf;		/* TREE_NONE: empty slot */
+	uint32_t leaf;
 };
 
-struct leaf_cache {
-	struct key_slot *slots;
-	size_t mask, n;
+struct stream_state {
+	struct cpa_dict dict;
+	struct tree *tree;
+	struct cpa_htab leaves;		/* sample_key -> leaf entry */
+	struct leaf_entry *ent;		/* ent[1..nent] */
+	size_t nent, cap_ent;
+	uint32_t *name_of;		/* dictionary string id -> frame name */
+	size_t cap_name;
+	uint32_t *path;			/* frame names of one stack */
+	size_t npath, cap_path;
+	struct cpa_buf label;		/* "[tag value]" */
 };
-
-static void cache_grow(struct leaf_cache *c)
-{
-	size_t ncap = c->slots ? (c->mask + 1) * 2 : 1024;
-	struct key_slot *s = cpa_malloc(ncap * sizeof(*s));
-
-	for (size_t i = 0; i < ncap; i++)
-		s[i].leaf = TREE_NONE;
-	for (size_t i = 0; c->slots && i <= c->mask; i++) {
-		if (c->slots[i].leaf == TREE_NONE)
-			continue;
-		size_t h = cpa_hash(&c->slots[i].key, sizeof(c->slots[i].key), 0) &
-			   (ncap - 1);
-		while (s[h].leaf != TREE_NONE)
-			h = (h + 1) & (ncap - 1);
-		s[h] = c->slots[i];
-	}
-	free(c->slots);
-	c->slots = s;
-	c->mask = ncap - 1;
-}
-
-static void cache_clear(struct leaf_cache *c)
-{
-	for (size_t i = 0; c->slots && i <= c->mask; i++)
-		c->slots[i].leaf = TREE_NONE;
-	c->n = 0;
-}
-
-static struct key_slot *cache_slot(struct leaf_cache *c,
-				   const struct sample_key *k)
-{
-	if (!c->slots || (c->n + 1) * 2 > c->mask + 1)
-		cache_grow(c);
-	size_t h = cpa_hash(k, sizeof(*k), 0) & c->mask;
-	while (c->slots[h].leaf != TREE_NONE &&
-	       memcmp(&c->slots[h].key, k, sizeof(*k)))
-		h = (h + 1) & c->mask;
-	return &c->slots[h];
-}
 
 static void make_key(struct sample_key *k, const struct cpa_sample *s,
 		     const struct cpa_labels *l)
@@ -326,61 +289,131 @@ static void make_key(struct sample_key *k, const struct cpa_sample *s,
 	}
 }
 
+static void push_name(struct stream_state *st, uint32_t name)
+{
+	CPA_GROW(st->path, st->cap_path, st->npath + 1);
+	st->path[st->npath++] = name;
+}
+
+/*
+ * Frames of a piece of text as a folded line would split it: on ';',
+ * an empty frame drawn as "[unknown]". So a stream and the folded text
+ * cpa-query makes of it draw the same graph, whatever the names hold.
+ */
+static void push_text(struct stream_state *st, const char *s, size_t len)
+{
+	const char *end = s + len;
+
+	for (;;) {
+		const char *semi = memchr(s, ';', (size_t)(end - s));
+		const char *fe = semi ? semi : end;
+		if (fe == s)
+			push_name(st, tree_name(st->tree, "[unknown]", 9));
+		else
+			push_name(st, tree_name(st->tree, s, (size_t)(fe - s)));
+		if (!semi)
+			break;
+		s = semi + 1;
+	}
+}
+
+static void push_root(const char *tag, const char *value, void *ctx)
+{
+	struct stream_state *st = ctx;
+
+	if (!tag) {
+		push_text(st, value, strlen(value));
+		return;
+	}
+	st->label.len = 0;
+	cpa_buf_add(&st->label, "[", 1);
+	cpa_buf_add(&st->label, tag, strlen(tag));
+	cpa_buf_add(&st->label, " ", 1);
+	cpa_buf_add(&st->label, value, strlen(value));
+	cpa_buf_add(&st->label, "]", 1);
+	push_text(st, (const char *)st->label.p, st->label.len);
+}
+
+/* A dictionary string as a frame: its name is looked up once per id. */
+static void push_frame(struct stream_state *st, uint32_t id)
+{
+	if (id < st->cap_name && st->name_of[id]) {
+		push_name(st, st->name_of[id]);
+		return;
+	}
+	uint32_t len;
+	const char *s = cpa_dict_string(&st->dict, id, &len);
+	if (!len || memchr(s, ';', len)) {
+		push_text(st, s, len);	/* rare: not worth caching */
+		return;
+	}
+	CPA_GROW_ZERO(st->name_of, st->cap_name, (size_t)id + 1);
+	st->name_of[id] = tree_name(st->tree, s, len);
+	push_name(st, st->name_of[id]);
+}
+
+/* Leaf node of a sample (whose ids the dictionary has checked). */
+static uint32_t sample_leaf(const struct render_opts *o,
+			    struct stream_state *st, const struct cpa_sample *s)
+{
+	struct sample_key k;
+	struct cpa_htab_probe pr;
+	uint32_t id, n;
+
+	make_key(&k, s, &o->labels);
+	for (id = cpa_htab_first(&st->leaves, cpa_hash(&k, sizeof(k), 0), &pr);
+	     id; id = cpa_htab_next(&st->leaves, &pr))
+		if (!memcmp(&st->ent[id].key, &k, sizeof(k)))
+			return st->ent[id].leaf;
+
+	const uint32_t *frames = cpa_dict_stack(&st->dict, s->stack_id, &n);
+	st->npath = 0;
+	cpa_sample_roots(&o->labels, &st->dict, s, push_root, st);
+	for (uint32_t i = 0; i < n; i++)
+		push_frame(st, frames[i]);
+	if (!st->npath)
+		push_name(st, tree_name(st->tree, "[empty]", 7));
+
+	uint32_t node = TREE_ROOT;
+	tree_saw_depth(st->tree, (uint32_t)st->npath);
+	if (o->reverse)
+		for (size_t i = st->npath; i-- > 0;)
+			node = tree_child(st->tree, node, st->path[i]);
+	else
+		for (size_t i = 0; i < st->npath; i++)
+			node = tree_child(st->tree, node, st->path[i]);
+
+	CPA_GROW(st->ent, st->cap_ent, st->nent + 2);
+	id = (uint32_t)++st->nent;
+	st->ent[id] = (struct leaf_entry){ k, node };
+	cpa_htab_add(&st->leaves, &pr, id);
+	return node;
+}
+
+/* Ids start over after a RESET record: so do the caches by id. */
+static void stream_state_reset(struct stream_state *st)
+{
+	cpa_htab_clear(&st->leaves);
+	st->nent = 0;
+	if (st->name_of)
+		memset(st->name_of, 0, st->cap_name * sizeof(*st->name_of));
+}
+
+static void stream_state_free(struct stream_state *st)
+{
+	cpa_htab_free(&st->leaves);
+	free(st->ent);
+	free(st->name_of);
+	free(st->path);
+	cpa_buf_free(&st->label);
+	cpa_dict_free(&st->dict);
+}
+
 static void push_timed(struct profile *p, uint64_t t, uint64_t w,
 		       uint32_t leaf)
 {
-	if (p->ntimed == p->captimed) {
-		p->captimed = p->captimed ? p->captimed * 2 : 4096;
-		p->timed = cpa_realloc(p->timed, p->captimed * sizeof(*p->timed));
-	}
+	CPA_GROW(p->timed, p->captimed, p->ntimed + 1);
 	p->timed[p->ntimed++] = (struct timed){ t, w, leaf };
-}
-
-struct stream_state {
-	struct cpa_dict dict;
-	struct leaf_cache cache;
-	struct walker walker;
-	FILE *mem;		/* open_memstream for one folded line */
-	char *membuf;
-	size_t memsize;
-};
-
-/* Leaf node of a sample's folded stack, or TREE_NONE with err set. */
-static uint32_t sample_leaf(struct profile *p, const struct render_opts *o,
-			    struct stream_state *st, const struct cpa_sample *s,
-			    uint64_t off, char *err, size_t errlen)
-{
-	struct sample_key k;
-	struct key_slot *slot;
-	struct cpa_folded_line fl;
-	char why[200];
-
-	make_key(&k, s, &o->labels);
-	slot = cache_slot(&st->cache, &k);
-	if (slot->leaf != TREE_NONE)
-		return slot->leaf;
-
-	if (fseek(st->mem, 0, SEEK_SET) < 0 ||
-	    cpa_folded_write_sample(st->mem, &o->labels, &st->dict, s) < 0 ||
-	    fflush(st->mem) != 0) {
-		snprintf(err, errlen, "byte %llu: cannot format the sample's "
-			 "stack", (unsigned long long)off);
-		return TREE_NONE;
-	}
-	long len = ftell(st->mem);
-	while (len > 0 && st->membuf[len - 1] == '\n')
-		len--;
-	if (len <= 0 || cpa_folded_parse(st->membuf, (size_t)len, &fl, why,
-					 sizeof(why)) != 1) {
-		snprintf(err, errlen, "byte %llu: sample's stack makes a bad "
-			 "folded line", (unsigned long long)off);
-		return TREE_NONE;
-	}
-	slot->key = k;
-	slot->leaf = walk_stack(&p->tree, &st->walker, fl.stack, fl.stack_len,
-				o->reverse);
-	st->cache.n++;
-	return slot->leaf;
 }
 
 /* One graph has one unit: 0, or -1 with err set on a second unit. */
@@ -408,7 +441,7 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 {
 	struct cpa_reader r;
 	struct cpa_record rec;
-	struct stream_state st = { 0 };
+	struct stream_state st = { .tree = &p->tree };
 	char err[256];
 	int rc, ret = -1;
 
@@ -418,9 +451,7 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 		return -1;
 	}
 	cpa_dict_init(&st.dict);
-	st.mem = open_memstream(&st.membuf, &st.memsize);
-	if (!st.mem)
-		cpa_die("open_memstream: %s", strerror(errno));
+	cpa_htab_init(&st.leaves, 1024);
 	p->from_stream = true;
 
 	while ((rc = cpa_reader_next(&r, &rec)) > 0) {
@@ -430,8 +461,7 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 
 		switch (rec.type) {
 		case CPA_REC_RESET:
-			/* Ids start over, so the leaves cached by id go too. */
-			cache_clear(&st.cache);
+			stream_state_reset(&st);
 			/* fall through */
 		case CPA_REC_STRING:
 		case CPA_REC_STACK:
@@ -449,10 +479,7 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 				break;
 			if (unit_check(p, &s, rec.offset, err, sizeof(err)) < 0)
 				goto bad;
-			uint32_t leaf = sample_leaf(p, o, &st, &s, rec.offset,
-						    err, sizeof(err));
-			if (leaf == TREE_NONE)
-				goto bad;
+			uint32_t leaf = sample_leaf(o, &st, &s);
 			if (add_weight(p, leaf, s.weight, 0, name, "byte",
 				       rec.offset) < 0)
 				goto out;
@@ -503,11 +530,7 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 bad:
 	cpa_err("%s: %s", name, err);
 out:
-	fclose(st.mem);
-	free(st.membuf);
-	free(st.cache.slots);
-	walker_free(&st.walker);
-	cpa_dict_free(&st.dict);
+	stream_state_free(&st);
 	cpa_reader_free(&r);
 	return ret;
 }

@@ -12,29 +12,9 @@
 
 #include "log.h"
 #include "render.h"
+#include "topfuncs.h"
 
 #define MAX_INDENT 64	/* levels of indentation in the call tree */
-
-struct fn {
-	uint32_t name;
-	uint64_t self, total;
-};
-
-static int by_self(const void *a, const void *b)
-{
-	const struct fn *x = a, *y = b;
-	if (x->self != y->self)
-		return x->self > y->self ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
-}
-
-static int by_total(const void *a, const void *b)
-{
-	const struct fn *x = a, *y = b;
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
-}
 
 /* A weight for a column: "1,234" or, for time, "12.50 ms". */
 static void num(char *buf, size_t len, uint64_t v, const struct profile *p,
@@ -53,36 +33,50 @@ static double pct(uint64_t v, uint64_t total)
 	return total ? 100.0 * (double)v / (double)total : 0;
 }
 
-static void top_list(FILE *f, const struct profile *p, struct fn *fns,
-		     uint32_t nf, unsigned top, bool self, const char *cn,
-		     const char *unit)
-{
-	uint64_t total = p->tree.total[TREE_ROOT];
-	char a[64], b[64];
+struct top_ctx {
+	const struct profile *p;
+	const char *countname;
+};
 
-	qsort(fns, nf, sizeof(*fns), self ? by_self : by_total);
-	fprintf(f, "\nTop %u by %s (%s):\n%14s %8s %14s %8s  %s\n", top,
-		self ? "self" : "total", unit, "self", "self%", "total",
-		"total%", "function");
-	for (uint32_t i = 0; i < nf && i < top; i++) {
-		if (!(self ? fns[i].self : fns[i].total))
-			break;
-		uint32_t len;
-		const char *name = tree_name_str(&p->tree, fns[i].name, &len);
-		num(a, sizeof(a), fns[i].self, p, cn);
-		num(b, sizeof(b), fns[i].total, p, cn);
-		fprintf(f, "%14s %7.2f%% %14s %7.2f%%  %.*s\n", a,
-			pct(fns[i].self, total), b, pct(fns[i].total, total),
-			(int)len, name);
+static void top_value(char *buf, size_t len, uint64_t v, const void *ctx)
+{
+	const struct top_ctx *c = ctx;
+
+	num(buf, len, v, c->p, c->countname);
+}
+
+/* Every stack of the tree, with its weight, into the top lists. */
+static void top_lists(FILE *f, const struct profile *p,
+		      const struct render_opts *o, const char *unit)
+{
+	const struct tree *t = &p->tree;
+	const struct top_ctx c = { p, o->countname };
+	struct cpa_topfuncs top;
+	uint32_t *path = cpa_malloc(((size_t)t->max_depth + 1) * sizeof(*path));
+
+	cpa_topfuncs_init(&top);
+	for (uint32_t id = 1; id < t->n; id++) {
+		if (!t->nodes[id].self)
+			continue;
+		uint32_t n = tree_path(t, id, path);
+		for (uint32_t i = 0; i < n; i++)
+			path[i] = t->nodes[path[i]].name;
+		cpa_topfuncs_add(&top, path, n, t->nodes[id].self);
 	}
+	fprintf(f, "\nTop %u by self (%s):\n", o->top, unit);
+	cpa_topfuncs_write(f, &top, t->names, o->top, CPA_TOP_SELF, top_value,
+			   &c);
+	fprintf(f, "\nTop %u by total (%s):\n", o->top, unit);
+	cpa_topfuncs_write(f, &top, t->names, o->top, CPA_TOP_TOTAL, top_value,
+			   &c);
+	cpa_topfuncs_free(&top);
+	free(path);
 }
 
 struct text_ctx {
 	const struct profile *p;
 	const struct render_opts *o;
 	FILE *tf;		/* the call tree, printed after the lists */
-	struct fn *fns;
-	uint32_t *onstack;	/* per name: frames of it on the path */
 	uint64_t total;
 	double cut;
 };
@@ -95,12 +89,6 @@ static bool tree_line(const struct tree *t, uint32_t id, uint32_t depth,
 	char a[64];
 
 	(void)x;
-	if (id != TREE_ROOT) {
-		c->fns[nd->name].self += nd->self;
-		if (!c->onstack[nd->name]++)
-			c->fns[nd->name].total += t->total[id];
-	}
-	/* frames under the cut still count in the sums */
 	if ((double)t->total[id] >= c->cut) {
 		uint32_t len;
 		const char *name = tree_name_str(t, nd->name, &len);
@@ -118,23 +106,12 @@ static bool tree_line(const struct tree *t, uint32_t id, uint32_t depth,
 	return true;
 }
 
-static void tree_leave(const struct tree *t, uint32_t id, void *ctx)
-{
-	struct text_ctx *c = ctx;
-
-	if (id != TREE_ROOT)
-		c->onstack[t->nodes[id].name]--;
-}
-
 int text_write(FILE *f, struct profile *p, const struct render_opts *o)
 {
 	const struct tree *t = &p->tree;
-	uint32_t nnames = cpa_strtab_count(t->names) + 1;
 	const char *cn = o->countname ? o->countname : unit_countname(p->unit);
 	struct text_ctx c = {
 		.p = p, .o = o,
-		.fns = cpa_calloc(nnames, sizeof(*c.fns)),
-		.onstack = cpa_calloc(nnames, sizeof(*c.onstack)),
 		.total = t->total[TREE_ROOT],
 	};
 	char *tree_txt = NULL;
@@ -142,8 +119,6 @@ int text_write(FILE *f, struct profile *p, const struct render_opts *o)
 	char a[64];
 
 	c.cut = o->minwidth_pct ? (double)c.total * o->minwidth / 100 : 0;
-	for (uint32_t i = 0; i < nnames; i++)
-		c.fns[i].name = i;
 	format_value(a, sizeof(a), c.total, p->unit, o->countname);
 	fprintf(f, "Total: %s", a);
 	if (p->from_stream && p->end_ns > p->start_ns)
@@ -156,14 +131,11 @@ int text_write(FILE *f, struct profile *p, const struct render_opts *o)
 	fprintf(c.tf, "\nCall tree (%s; frames under %.2g%% left out):\n"
 		"%8s %8s %14s  %s\n", cn, o->minwidth_pct ? o->minwidth : 0.0,
 		"total%", "self%", "total", "frame");
-	tree_walk(t, tree_line, tree_leave, &c);
+	tree_walk(t, tree_line, NULL, &c);
 	fclose(c.tf);
 
-	top_list(f, p, c.fns + 1, nnames - 1, o->top, true, o->countname, cn);
-	top_list(f, p, c.fns + 1, nnames - 1, o->top, false, o->countname, cn);
+	top_lists(f, p, o, cn);
 	fwrite(tree_txt, 1, tree_len, f);
 	free(tree_txt);
-	free(c.fns);
-	free(c.onstack);
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "buf.h"
 #include "hash.h"
 #include "log.h"
 #include "tree.h"
@@ -33,50 +34,19 @@ static inline uint64_t child_hash(uint32_t parent, uint32_t name)
 	return cpa_hash_u64((uint64_t)parent << 32 | name);
 }
 
-/*
- * A slot holds a node id in its low half and the upper half of the
- * child's hash, never 0, in its high half (0 is an empty slot). A probe
- * compares the hash before it reads the node, so probes that miss touch
- * one cache line of the table and no node.
- */
-static inline uint64_t slot_of(uint64_t hash, uint32_t id)
-{
-	return ((hash >> 32) | 1) << 32 | id;
-}
-
-static void slots_grow(struct tree *t)
-{
-	uint32_t ncap = (t->mask + 1) * 2;
-
-	free(t->slots);
-	t->slots = cpa_calloc(ncap, sizeof(*t->slots));
-	want_huge_pages(t->slots, (size_t)ncap * sizeof(*t->slots));
-	t->mask = ncap - 1;
-	/* reinsert in node order: nodes are read in sequence */
-	for (uint32_t id = 1; id < t->n; id++) {
-		const struct node *nd = &t->nodes[id];
-		uint64_t hash = child_hash(nd->parent, nd->name);
-		uint64_t h = hash & t->mask;
-		while (t->slots[h])
-			h = (h + 1) & t->mask;
-		t->slots[h] = slot_of(hash, id);
-	}
-}
-
 static uint32_t node_new(struct tree *t, uint32_t parent, uint32_t name)
 {
 	if (t->n == t->cap) {
 		if (t->cap >= UINT32_MAX / 2)
 			cpa_die("too many distinct stack frames (over 2^31)");
-		t->cap = t->cap ? t->cap * 2 : 4096;
-		t->nodes = cpa_realloc(t->nodes,
-				       (unsigned long)t->cap * sizeof(*t->nodes));
+		CPA_GROW(t->nodes, t->cap, (size_t)t->n + 1);
 		want_huge_pages(t->nodes, (size_t)t->cap * sizeof(*t->nodes));
+		/* the per-node arrays follow the nodes' capacity */
 		if (t->adjacent)
-			t->last = cpa_realloc(t->last, (unsigned long)t->cap *
+			t->last = cpa_realloc(t->last, (size_t)t->cap *
 					      sizeof(*t->last));
 		if (t->self1)
-			t->self1 = cpa_realloc(t->self1, (unsigned long)t->cap *
+			t->self1 = cpa_realloc(t->self1, (size_t)t->cap *
 					       sizeof(*t->self1));
 	}
 	uint32_t id = t->n++;
@@ -97,10 +67,8 @@ void tree_init(struct tree *t, bool adjacent)
 	memset(t, 0, sizeof(*t));
 	t->adjacent = adjacent;
 	t->names = cpa_strtab_new();
-	if (!adjacent) {
-		t->mask = 4095;
-		t->slots = cpa_calloc(t->mask + 1, sizeof(*t->slots));
-	}
+	if (!adjacent)
+		cpa_htab_init(&t->index, 4096);
 	node_new(t, TREE_NONE, 0);
 }
 
@@ -109,7 +77,7 @@ void tree_free(struct tree *t)
 	free(t->nodes);
 	free(t->self1);
 	free(t->last);
-	free(t->slots);
+	cpa_htab_free(&t->index);
 	free(t->total);
 	free(t->kid_off);
 	free(t->kids);
@@ -145,20 +113,17 @@ uint32_t tree_child(struct tree *t, uint32_t parent, uint32_t name)
 		return node_new(t, parent, name);
 	}
 
-	uint64_t hash = child_hash(parent, name), h = hash & t->mask;
-	uint64_t want = slot_of(hash, 0);
-	for (; t->slots[h]; h = (h + 1) & t->mask) {
-		if ((t->slots[h] & ~(uint64_t)UINT32_MAX) != want)
-			continue;
-		uint32_t id = (uint32_t)t->slots[h];
+	struct cpa_htab_probe pr;
+	uint32_t id, mask = t->index.mask;
+
+	for (id = cpa_htab_first(&t->index, child_hash(parent, name), &pr); id;
+	     id = cpa_htab_next(&t->index, &pr))
 		if (t->nodes[id].parent == parent && t->nodes[id].name == name)
 			return id;
-	}
-	uint32_t id = node_new(t, parent, name);
-	t->slots[h] = slot_of(hash, id);
-	/* keep the load under 5/8 so probes stay short */
-	if ((uint64_t)t->n * 8 > ((uint64_t)t->mask + 1) * 5)
-		slots_grow(t);
+	id = node_new(t, parent, name);
+	cpa_htab_add(&t->index, &pr, id);
+	if (t->index.mask != mask)
+		want_huge_pages(t->index.slots, cpa_htab_bytes(&t->index));
 	return id;
 }
 
@@ -267,8 +232,7 @@ bool tree_finish(struct tree *t)
 	uint32_t n = t->n;
 	bool ok = true;
 
-	free(t->slots);
-	t->slots = NULL;
+	cpa_htab_free(&t->index);
 	free(t->last);
 	t->last = NULL;
 
@@ -302,15 +266,12 @@ bool tree_finish(struct tree *t)
 	if (!t->adjacent) {
 		uint32_t *rank = name_ranks(t);
 		struct ranked *buf = NULL;
-		uint32_t cap = 0;
+		size_t cap = 0;
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t lo = t->kid_off[i], hi = t->kid_off[i + 1];
 			if (hi - lo < 2)
 				continue;
-			if (hi - lo > cap) {
-				cap = 2 * (hi - lo);
-				buf = cpa_realloc(buf, (size_t)cap * sizeof(*buf));
-			}
+			CPA_GROW(buf, cap, hi - lo);
 			sort_kids(t->kids + lo, hi - lo, t->nodes, rank, buf);
 		}
 		free(buf);
@@ -323,10 +284,14 @@ bool tree_finish(struct tree *t)
 void tree_walk(const struct tree *t, tree_visit_fn visit, tree_leave_fn leave,
 	       void *ctx)
 {
-	struct frame { uint32_t id, depth; uint64_t x; bool leaving; } *stack;
-	size_t n = 0, cap = 1024;
+	struct frame {
+		uint32_t id, depth;
+		uint64_t x;
+		bool leaving;
+	} *stack = NULL;
+	size_t n = 0, cap = 0;
 
-	stack = cpa_malloc(cap * sizeof(*stack));
+	CPA_GROW(stack, cap, 1024);
 	stack[n++] = (struct frame){ TREE_ROOT, 0, 0, false };
 	while (n) {
 		struct frame f = stack[--n];
@@ -338,11 +303,7 @@ void tree_walk(const struct tree *t, tree_visit_fn visit, tree_leave_fn leave,
 		if (!visit(t, f.id, f.depth, f.x, ctx))
 			continue;
 		uint32_t lo = t->kid_off[f.id], hi = t->kid_off[f.id + 1];
-		if (cap - n < (size_t)(hi - lo) + 1) {
-			while (cap - n < (size_t)(hi - lo) + 1)
-				cap *= 2;
-			stack = cpa_realloc(stack, cap * sizeof(*stack));
-		}
+		CPA_GROW(stack, cap, n + (hi - lo) + 1);
 		if (leave)
 			stack[n++] = (struct frame){ f.id, f.depth, f.x, true };
 		/* pushed right to left so the leftmost child comes out first;

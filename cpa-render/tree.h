@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "htab.h"
 #include "intern.h"
 
 #define TREE_ROOT 0u
@@ -33,8 +34,7 @@ struct tree {
 	uint32_t n, cap;
 	uint64_t *self1;	/* differential: first-column self weight */
 	uint32_t *last;		/* flame chart: newest child of each node */
-	uint64_t *slots;	/* child index: hash and node id, 0 empty */
-	uint32_t mask;
+	struct cpa_htab index;	/* child index: (parent, name) -> node */
 	struct cpa_strtab *names;
 	uint32_t max_depth;	/* deepest stack added */
 	bool adjacent;		/* flame chart: merge only with last child */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,15 +54,68 @@ int cpa_labels_parse(const char *spec, struct cpa_labels *out, char *err,
 	return 0;
 }
 
-static void put_label(FILE *f, const char *tag, const char *val, bool *first)
+void cpa_sample_roots(const struct cpa_labels *labels, const struct cpa_dict *d,
+		      const struct cpa_sample *s, cpa_root_fn fn, void *ctx)
 {
-	if (!*first)
-		fputc_unlocked(';', f);
-	*first = false;
+	char num[32];
+	const char *v;
+	const char *marker = cpa_kind_marker(s->kind);
+
+	if (marker)
+		fn(NULL, marker, ctx);
+	for (unsigned i = 0; i < labels->n; i++) {
+		switch (labels->order[i]) {
+		case CPA_LABEL_COMM:
+			v = cpa_dict_string(d, s->comm_id, NULL);
+			fn(NULL, v && *v ? v : "[unknown]", ctx);
+			break;
+		case CPA_LABEL_PID:
+			snprintf(num, sizeof(num), "%" PRIu32, s->pid);
+			fn("pid", num, ctx);
+			break;
+		case CPA_LABEL_TID:
+			snprintf(num, sizeof(num), "%" PRIu32, s->tid);
+			fn("tid", num, ctx);
+			break;
+		case CPA_LABEL_THREAD:
+			v = cpa_dict_string(d, s->thread_id, NULL);
+			if (v && *v)
+				fn("thread", v, ctx);
+			break;
+		case CPA_LABEL_CONTAINER:
+			v = cpa_dict_string(d, s->container_id, NULL);
+			if (v && *v)
+				fn("container", v, ctx);
+			break;
+		case CPA_LABEL_ENV:
+			v = cpa_dict_string(d, s->env_id, NULL);
+			if (v && *v)
+				fn("env", v, ctx);
+			break;
+		case CPA_LABEL_CPU:
+			snprintf(num, sizeof(num), "%" PRIu32, s->cpu);
+			fn("cpu", num, ctx);
+			break;
+		}
+	}
+}
+
+struct line_ctx {
+	FILE *f;
+	bool first;
+};
+
+static void put_label(const char *tag, const char *val, void *ctx)
+{
+	struct line_ctx *c = ctx;
+
+	if (!c->first)
+		fputc_unlocked(';', c->f);
+	c->first = false;
 	if (tag)
-		fprintf(f, "[%s %s]", tag, val);
+		fprintf(c->f, "[%s %s]", tag, val);
 	else
-		fputs_unlocked(val, f);
+		fputs_unlocked(val, c->f);
 }
 
 int cpa_folded_write_sample(FILE *f, const struct cpa_labels *labels,
@@ -70,52 +124,14 @@ int cpa_folded_write_sample(FILE *f, const struct cpa_labels *labels,
 {
 	uint32_t n;
 	const uint32_t *frames = cpa_dict_stack(d, s->stack_id, &n);
+	struct line_ctx c = { f, true };
+
 	if (!frames)
 		return -1;
-	bool first = true;
-	char num[32];
-	const char *marker = cpa_kind_marker(s->kind);
-	if (marker)
-		put_label(f, NULL, marker, &first);
-	for (unsigned i = 0; i < labels->n; i++) {
-		const char *v;
-		switch (labels->order[i]) {
-		case CPA_LABEL_COMM:
-			v = cpa_dict_string(d, s->comm_id, NULL);
-			put_label(f, NULL, v && *v ? v : "[unknown]", &first);
-			break;
-		case CPA_LABEL_PID:
-			snprintf(num, sizeof(num), "%" PRIu32, s->pid);
-			put_label(f, "pid", num, &first);
-			break;
-		case CPA_LABEL_TID:
-			snprintf(num, sizeof(num), "%" PRIu32, s->tid);
-			put_label(f, "tid", num, &first);
-			break;
-		case CPA_LABEL_THREAD:
-			v = cpa_dict_string(d, s->thread_id, NULL);
-			if (v && *v)
-				put_label(f, "thread", v, &first);
-			break;
-		case CPA_LABEL_CONTAINER:
-			v = cpa_dict_string(d, s->container_id, NULL);
-			if (v && *v)
-				put_label(f, "container", v, &first);
-			break;
-		case CPA_LABEL_ENV:
-			v = cpa_dict_string(d, s->env_id, NULL);
-			if (v && *v)
-				put_label(f, "env", v, &first);
-			break;
-		case CPA_LABEL_CPU:
-			snprintf(num, sizeof(num), "%" PRIu32, s->cpu);
-			put_label(f, "cpu", num, &first);
-			break;
-		}
-	}
+	cpa_sample_roots(labels, d, s, put_label, &c);
 	for (uint32_t i = 0; i < n; i++)
-		put_label(f, NULL, cpa_dict_string(d, frames[i], NULL), &first);
-	if (first)
+		put_label(NULL, cpa_dict_string(d, frames[i], NULL), &c);
+	if (c.first)
 		fputs_unlocked("[empty]", f);
 	fprintf(f, " %" PRIu64 "\n", s->weight);
 	return 0;

@@ -45,6 +45,15 @@ int cpa_labels_parse(const char *spec, struct cpa_labels *out, char *err,
 void cpa_labels_default(struct cpa_labels *out);
 
 /*
+ * The root frames of a sample, root first: the event kind's marker, then
+ * each label that has a value, as fn(tag, value): tag NULL for the
+ * marker and comm, else "pid", "thread", ... for a frame "[tag value]".
+ */
+typedef void (*cpa_root_fn)(const char *tag, const char *value, void *ctx);
+void cpa_sample_roots(const struct cpa_labels *labels, const struct cpa_dict *d,
+		      const struct cpa_sample *s, cpa_root_fn fn, void *ctx);
+
+/*
  * Writes the folded line of a symbolized sample to f:
  * marker;labels;frames... weight\n. Frames come from d. Returns 0 or -1
  * when the sample names an undefined id.

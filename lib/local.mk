@@ -16,4 +16,5 @@ lib_libcpa_a_SOURCES = \
 	lib/cpuset.c lib/cpuset.h lib/leb128.h \
 	lib/selfstats.c lib/selfstats.h \
 	lib/store.h lib/store_format.c lib/store_write.c lib/store_read.c \
-	lib/pprof.c lib/pprof.h
+	lib/pprof.c lib/pprof.h \
+	lib/topfuncs.c lib/topfuncs.h

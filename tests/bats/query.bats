@@ -224,3 +224,15 @@ hms() { date -d "@$1" '+%Y-%m-%d %H:%M:%S'; }
 	[ "$status" -eq 0 ]
 	[[ "$output" == *--diff-from* && "$output" == *--split-every* ]]
 }
+
+@test "query: --top is the list cpa-render --format text draws from the same range" {
+	# every function, those that are never a leaf too
+	cpa-query --dir "$QS" --kind oncpu --top 100000 >"$T/q.txt"
+	cpa-query --dir "$QS" --kind oncpu --labels none >"$T/n.folded"
+	cpa-render --format text --top 100000 "$T/n.folded" >"$T/r.txt"
+	# the same rows; render writes 1,234 where query writes 1234
+	sed 1d "$T/q.txt" | tr -s ' ' >"$T/q"
+	sed -n '/^Top 100000 by self/,/^$/p' "$T/r.txt" | sed '1,2d;/^$/d' | tr -d , | tr -s ' ' >"$T/r"
+	grep -q ' 0 0.00% [0-9]* 100.00% main$' "$T/q"
+	diff "$T/q" "$T/r"
+}

@@ -513,3 +513,25 @@ need() {
 	[ "$(stat -c %s "$T/out.text")" -lt 30000000 ]
 	cmp "$T/in.folded" "$T/out.folded"
 }
+
+@test "stream: samples merge by id, frame names kept whole" {
+	# a leaf that ends in a number: as text it would read as a second count
+	cat > "$T/i.desc" <<-EOF
+	1700000000000000000 oncpu 100 100 0 app app 5 main;poll 2
+	1700000000100000000 oncpu 100 101 0 app app 3 main;poll 2
+	1700000000200000000 oncpu 200 200 1 app app 1 main;run;leaf
+	EOF
+	"$MKSTREAM" < "$T/i.desc" > "$T/i.cpa"
+	cpa-render "$T/i.cpa" > "$T/i.svg"
+	grep -q '<title>poll 2 (8 samples, 88.89%)</title>' "$T/i.svg"
+	cpa-render --format text "$T/i.cpa" > "$T/i.txt"
+	grep -q '^ *8  *88.89%  *8  *88.89%  poll 2$' "$T/i.txt"
+	# root labels as cpa-query prints them, leaves first with --reverse
+	cpa-render --format folded --labels pid,thread "$T/i.cpa" > "$T/i.folded"
+	grep -qx '\[pid 100\];\[thread app\];main;poll 2 8' "$T/i.folded"
+	run cpa-render --format folded --reverse --labels pid,cpu "$T/i.cpa"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[ "${lines[0]}" = "leaf;run;main;[cpu 1];[pid 200] 1" ]
+	[ "${lines[1]}" = "poll 2;main;[cpu 0];[pid 100] 8" ]
+}
