@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "log.h"
 #include "filter.h"
 
@@ -151,14 +152,7 @@ static bool frames_pass(const struct filter *f, const struct cpa_store_dict *d,
 
 static uint8_t *cache_slot(uint8_t **v, uint32_t *n, uint32_t id)
 {
-	if (id >= *n) {
-		uint32_t m = *n ? *n : 256;
-		while (m <= id)
-			m *= 2;
-		*v = cpa_realloc(*v, m);
-		memset(*v + *n, 0, m - *n);
-		*n = m;
-	}
+	CPA_GROW_ZERO(*v, *n, (size_t)id + 1);
 	return &(*v)[id];
 }
 

@@ -2,74 +2,65 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "hash.h"
-#include "log.h"
 #include "map.h"
 
 void qmap_init(struct qmap *m)
 {
 	memset(m, 0, sizeof(*m));
-	m->mask = 255;
-	m->slots = cpa_calloc(m->mask + 1, sizeof(*m->slots));
+	cpa_htab_init(&m->index, 256);
 }
 
-static size_t slot_of(const struct qmap *m, uint64_t a, uint64_t b)
+static uint64_t key_hash(uint64_t a, uint64_t b)
 {
-	return (size_t)cpa_hash_u64(a * 0x9e3779b97f4a7c15ull ^ b) & m->mask;
+	return cpa_hash_u64(a * 0x9e3779b97f4a7c15ull ^ b);
 }
 
-static void grow(struct qmap *m)
+/* The entry of (a, b), or NULL with pr where to add it. */
+static struct qmap_entry *find(const struct qmap *m, uint64_t a, uint64_t b,
+			       struct cpa_htab_probe *pr)
 {
-	free(m->slots);
-	m->mask = m->mask * 2 + 1;
-	m->slots = cpa_calloc(m->mask + 1, sizeof(*m->slots));
-	for (size_t k = 0; k < m->n; k++) {
-		size_t i = slot_of(m, m->e[k].a, m->e[k].b);
-		while (m->slots[i])
-			i = (i + 1) & m->mask;
-		m->slots[i] = (uint32_t)k + 1;
+	for (uint32_t id = cpa_htab_first(&m->index, key_hash(a, b), pr); id;
+	     id = cpa_htab_next(&m->index, pr)) {
+		struct qmap_entry *e = &m->e[id - 1];
+		if (e->a == a && e->b == b)
+			return e;
 	}
+	return NULL;
 }
 
 void qmap_add(struct qmap *m, uint64_t a, uint64_t b, uint64_t v)
 {
-	size_t i = slot_of(m, a, b);
-	for (; m->slots[i]; i = (i + 1) & m->mask) {
-		struct qmap_entry *e = &m->e[m->slots[i] - 1];
-		if (e->a == a && e->b == b) {
-			e->v += v;
-			return;
-		}
+	struct cpa_htab_probe pr;
+	struct qmap_entry *e = find(m, a, b, &pr);
+
+	if (e) {
+		e->v += v;
+		return;
 	}
-	if (m->n == m->cap) {
-		m->cap = m->cap ? m->cap * 2 : 256;
-		m->e = cpa_realloc(m->e, m->cap * sizeof(*m->e));
-	}
-	m->e[m->n] = (struct qmap_entry){a, b, v};
-	m->slots[i] = (uint32_t)++m->n;
-	if (m->n * 2 > m->mask)
-		grow(m);
+	CPA_GROW(m->e, m->cap, m->n + 1);
+	m->e[m->n++] = (struct qmap_entry){a, b, v};
+	cpa_htab_add(&m->index, &pr, (uint32_t)m->n);
 }
 
 uint64_t qmap_get(const struct qmap *m, uint64_t a, uint64_t b)
 {
-	for (size_t i = slot_of(m, a, b); m->slots[i]; i = (i + 1) & m->mask) {
-		const struct qmap_entry *e = &m->e[m->slots[i] - 1];
-		if (e->a == a && e->b == b)
-			return e->v;
-	}
-	return 0;
+	struct cpa_htab_probe pr;
+	const struct qmap_entry *e = find(m, a, b, &pr);
+
+	return e ? e->v : 0;
 }
 
 void qmap_clear(struct qmap *m)
 {
-	memset(m->slots, 0, (m->mask + 1) * sizeof(*m->slots));
+	cpa_htab_clear(&m->index);
 	m->n = 0;
 }
 
 void qmap_free(struct qmap *m)
 {
 	free(m->e);
-	free(m->slots);
+	cpa_htab_free(&m->index);
 	memset(m, 0, sizeof(*m));
 }

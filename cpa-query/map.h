@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "htab.h"
+
 struct qmap_entry {
 	uint64_t a, b;
 	uint64_t v;
@@ -15,8 +17,7 @@ struct qmap_entry {
 struct qmap {
 	struct qmap_entry *e;
 	size_t n, cap;
-	uint32_t *slots;	/* index + 1, 0 empty */
-	size_t mask;
+	struct cpa_htab index;	/* (a, b) -> entry index + 1 */
 };
 
 void qmap_init(struct qmap *m);

@@ -57,24 +57,10 @@ static uint32_t representative(struct fold_sink *s, uint32_t lsid)
 	bool is_new;
 	uint32_t group = cpa_stacktab_intern(s->proj, key, s->labels->n + 1,
 					     &is_new);
-	if (group >= s->group_n) {
-		size_t n = s->group_n ? s->group_n * 2 : 256;
-		while (n <= group)
-			n *= 2;
-		s->group_rep = cpa_realloc(s->group_rep,
-					   n * sizeof(*s->group_rep));
-		s->group_n = n;
-	}
+	CPA_GROW(s->group_rep, s->group_n, (size_t)group + 1);
 	if (is_new)
 		s->group_rep[group] = lsid;
-	if (lsid >= s->rep_n) {
-		size_t n = s->rep_n ? s->rep_n * 2 : 256;
-		while (n <= lsid)
-			n *= 2;
-		s->rep = cpa_realloc(s->rep, n * sizeof(*s->rep));
-		memset(s->rep + s->rep_n, 0, (n - s->rep_n) * sizeof(*s->rep));
-		s->rep_n = n;
-	}
+	CPA_GROW_ZERO(s->rep, s->rep_n, (size_t)lsid + 1);
 	s->rep[lsid] = s->group_rep[group];
 	return s->rep[lsid];
 }
@@ -119,13 +105,7 @@ static void fold_end(struct sink *k, const struct cpa_segment_info *si,
 		bool is_new;
 		uint32_t id = cpa_strtab_intern(s->text, buf + at, len,
 						&is_new);
-		if (id >= s->kind_cap) {
-			size_t cap = s->kind_cap ? s->kind_cap * 2 : 1024;
-			while (cap <= id)
-				cap *= 2;
-			s->kind = cpa_realloc(s->kind, cap * sizeof(*s->kind));
-			s->kind_cap = cap;
-		}
+		CPA_GROW(s->kind, s->kind_cap, (size_t)id + 1);
 		if (is_new)
 			s->kind[id] = ls->kind;
 		qmap_add(&s->lines, e->a, id, e->v);
@@ -201,10 +181,7 @@ static struct row *collect(struct fold_sink *s, uint64_t g, bool diff,
 		if (at && at[e->b]) {
 			r = at[e->b] - 1;
 		} else {
-			if (cnt == cap) {
-				cap = cap ? cap * 2 : 1024;
-				rows = cpa_realloc(rows, cap * sizeof(*rows));
-			}
+			CPA_GROW(rows, cap, cnt + 1);
 			r = cnt++;
 			rows[r] = (struct row){
 				cpa_strtab_get(s->text, (uint32_t)e->b, NULL),
@@ -249,7 +226,7 @@ int fold_write_split(struct fold_sink *s, const char *dir)
 	}
 	/* the distinct groups, in time order */
 	uint64_t *groups = NULL;
-	size_t ng = 0;
+	size_t ng = 0, gcap = 0;
 	struct qmap seen;
 	qmap_init(&seen);
 	for (size_t i = 0; i < s->lines.n; i++) {
@@ -257,7 +234,7 @@ int fold_write_split(struct fold_sink *s, const char *dir)
 		if (qmap_get(&seen, 0, g))
 			continue;
 		qmap_add(&seen, 0, g, 1);
-		groups = cpa_realloc(groups, (ng + 1) * sizeof(*groups));
+		CPA_GROW(groups, gcap, ng + 1);
 		groups[ng++] = g;
 	}
 	qmap_free(&seen);
@@ -324,11 +301,7 @@ int fold_write_pprof(struct fold_sink *s, int fd, uint64_t period_ns,
 		uint32_t nf = 0;
 		for (char *t = strtok_r(line, ";", &save); t;
 		     t = strtok_r(NULL, ";", &save)) {
-			if (nf == fcap) {
-				fcap = fcap ? fcap * 2 : 64;
-				frames = cpa_realloc(frames,
-						     fcap * sizeof(*frames));
-			}
+			CPA_GROW(frames, fcap, (size_t)nf + 1);
 			frames[nf++] = t;
 		}
 		cpa_pprof_add(p, frames, nf, (int64_t)rows[i].v[0]);
@@ -371,14 +344,7 @@ static void stream_begin(struct sink *k, const struct cpa_segment_info *si,
 
 static uint32_t *map_slot(uint32_t **m, size_t *n, uint32_t id)
 {
-	if (id >= *n) {
-		size_t c = *n ? *n : 1024;
-		while (c <= id)
-			c *= 2;
-		*m = cpa_realloc(*m, c * sizeof(**m));
-		memset(*m + *n, 0, (c - *n) * sizeof(**m));
-		*n = c;
-	}
+	CPA_GROW_ZERO(*m, *n, (size_t)id + 1);
 	return &(*m)[id];
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "log.h"
 #include "scan.h"
 
@@ -30,11 +31,7 @@ void stores_open(struct store_set *ss, const char *const *dirs, size_t n)
 			char path[4200];
 			snprintf(path, sizeof(path), "%s/%s", dirs[d],
 				 names[i]);
-			if (ss->n == cap) {
-				cap = cap ? cap * 2 : 32;
-				ss->segs = cpa_realloc(ss->segs,
-						       cap * sizeof(*ss->segs));
-			}
+			CPA_GROW(ss->segs, cap, ss->n + 1);
 			struct cpa_segment_info *si = &ss->segs[ss->n];
 			int r = cpa_segment_info_read(path, si, err,
 						      sizeof(err));

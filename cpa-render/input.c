@@ -202,10 +202,10 @@ static int read_folded(struct profile *p, const struct render_opts *o, int fd,
 		if (rc == 0)
 			continue;
 		if (rc > 0 && two >= 0 && fl.two_counts != (two == 1)) {
-			snprintf(err, sizeof(err), "%s counts, but line(s) "
-				 "before had %s", fl.two_counts ? "two" : "one",
-				 two ? "two" : "one");
-			rc = -1;
+			rc = cpa_fail(err, sizeof(err), "%s counts, but "
+				      "line(s) before had %s",
+				      fl.two_counts ? "two" : "one",
+				      two ? "two" : "one");
 		}
 		if (rc < 0) {
 			if (!skip_bad) {
@@ -426,11 +426,10 @@ static int unit_check(struct profile *p, const struct cpa_sample *s,
 		p->unit = u;
 		p->unit_known = true;
 	} else if (p->unit != u) {
-		snprintf(err, errlen, "byte %llu: samples in %s after samples "
-			 "in %s; one graph has one unit, choose an event kind "
-			 "with --kind", (unsigned long long)off,
-			 cpa_unit_name(u), cpa_unit_name(p->unit));
-		return -1;
+		return cpa_fail_at(err, errlen, off, "samples in %s after "
+				   "samples in %s; one graph has one unit, "
+				   "choose an event kind with --kind",
+				   cpa_unit_name(u), cpa_unit_name(p->unit));
 	}
 	return 0;
 }
