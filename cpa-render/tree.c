@@ -3,31 +3,17 @@
  * Prefix tree of stacks. Nodes live in one array and ids are indexes; a
  * node's id is always greater than its parent's, which lets tree_finish()
  * sum totals and count depths in single passes over the array.
+ *
+ * The node array and the child index (lib/htab.c) are hundreds of
+ * megabytes read at random for a large profile: both ask for huge pages.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "buf.h"
 #include "hash.h"
 #include "log.h"
 #include "tree.h"
-
-/*
- * The node array and the child index are hundreds of megabytes read at
- * random for a large profile; with 4 KiB pages most lookups would also
- * miss the TLB. Asking for transparent huge pages where the kernel gives
- * them only on request (THP "madvise" mode) takes much of that cost away.
- */
-static void want_huge_pages(void *p, size_t len)
-{
-	const uintptr_t huge = 2u << 20;
-	uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-	uintptr_t end = ((uintptr_t)p + len) & ~(huge - 1);
-
-	if (end > start)
-		madvise((void *)start, end - start, MADV_HUGEPAGE);
-}
 
 static inline uint64_t child_hash(uint32_t parent, uint32_t name)
 {
@@ -40,7 +26,7 @@ static uint32_t node_new(struct tree *t, uint32_t parent, uint32_t name)
 		if (t->cap >= UINT32_MAX / 2)
 			cpa_die("too many distinct stack frames (over 2^31)");
 		CPA_GROW(t->nodes, t->cap, (size_t)t->n + 1);
-		want_huge_pages(t->nodes, (size_t)t->cap * sizeof(*t->nodes));
+		cpa_want_huge_pages(t->nodes, (size_t)t->cap * sizeof(*t->nodes));
 		/* the per-node arrays follow the nodes' capacity */
 		if (t->adjacent)
 			t->last = cpa_realloc(t->last, (size_t)t->cap *
@@ -114,7 +100,7 @@ uint32_t tree_child(struct tree *t, uint32_t parent, uint32_t name)
 	}
 
 	struct cpa_htab_probe pr;
-	uint32_t id, mask = t->index.mask;
+	uint32_t id;
 
 	for (id = cpa_htab_first(&t->index, child_hash(parent, name), &pr); id;
 	     id = cpa_htab_next(&t->index, &pr))
@@ -122,8 +108,6 @@ uint32_t tree_child(struct tree *t, uint32_t parent, uint32_t name)
 			return id;
 	id = node_new(t, parent, name);
 	cpa_htab_add(&t->index, &pr, id);
-	if (t->index.mask != mask)
-		want_huge_pages(t->index.slots, cpa_htab_bytes(&t->index));
 	return id;
 }
 
@@ -238,7 +222,7 @@ bool tree_finish(struct tree *t)
 
 	/* totals bottom-up: every child has a larger id than its parent */
 	t->total = cpa_malloc((size_t)n * sizeof(*t->total));
-	want_huge_pages(t->total, (size_t)n * sizeof(*t->total));
+	cpa_want_huge_pages(t->total, (size_t)n * sizeof(*t->total));
 	for (uint32_t i = 0; i < n; i++)
 		t->total[i] = t->nodes[i].self;
 	for (uint32_t i = n; i-- > 1;) {
@@ -254,8 +238,8 @@ bool tree_finish(struct tree *t)
 	 * which is insertion (time) order */
 	t->kid_off = cpa_calloc((size_t)n + 1, sizeof(*t->kid_off));
 	t->kids = cpa_malloc((size_t)n * sizeof(*t->kids));
-	want_huge_pages(t->kid_off, ((size_t)n + 1) * sizeof(*t->kid_off));
-	want_huge_pages(t->kids, (size_t)n * sizeof(*t->kids));
+	cpa_want_huge_pages(t->kid_off, ((size_t)n + 1) * sizeof(*t->kid_off));
+	cpa_want_huge_pages(t->kids, (size_t)n * sizeof(*t->kids));
 	for (uint32_t i = 1; i < n; i++)
 		t->kid_off[t->nodes[i].parent]++;
 	for (uint32_t i = 0; i < n; i++)

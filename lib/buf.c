@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "buf.h"
 #include "log.h"
@@ -54,6 +55,16 @@ void cpa_grow_check_fits(size_t want, unsigned long long got)
 {
 	if (got != want)
 		cpa_die("out of memory (capacity %zu exceeds its type)", want);
+}
+
+void cpa_want_huge_pages(void *p, size_t len)
+{
+	const uintptr_t huge = 2u << 20;
+	uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+	uintptr_t end = ((uintptr_t)p + len) & ~(huge - 1);
+
+	if (end > start)
+		madvise((void *)start, end - start, MADV_HUGEPAGE);
 }
 
 void cpa_buf_free(struct cpa_buf *b)

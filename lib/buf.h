@@ -82,4 +82,12 @@ static inline void cpa_buf_uleb128(struct cpa_buf *b, uint64_t v)
 
 void cpa_buf_free(struct cpa_buf *b);
 
+/*
+ * Asks for transparent huge pages for the whole 2 MiB pages inside
+ * [p, p + len), where the kernel gives them only on request (THP
+ * "madvise" mode): a large array read at random would otherwise miss the
+ * TLB on most reads. Call it before the memory is first touched.
+ */
+void cpa_want_huge_pages(void *p, size_t len);
+
 #endif

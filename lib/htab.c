@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "htab.h"
 #include "log.h"
 
@@ -11,6 +12,8 @@
 static void alloc_slots(struct cpa_htab *t, uint64_t nslots)
 {
 	t->slots = cpa_calloc(nslots, sizeof(*t->slots));
+	/* probes land at random: big tables want huge pages */
+	cpa_want_huge_pages(t->slots, nslots * sizeof(*t->slots));
 	t->mask = (uint32_t)(nslots - 1);
 }
 
