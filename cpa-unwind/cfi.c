@@ -524,6 +524,14 @@ static int compile(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
 	 * .debug_frame. */
 	if (fdes <= 0 && !rv.over && dbg_elf &&
 	    (scn = find_section(dbg_elf, ".debug_frame", &shdr))) {
+		/* libdw's session holds the debug sections, inflated: a
+		 * small compressed section can be a very large one */
+		size_t dwarf = cfi_dwarf_bytes(dbg_elf);
+		if (dwarf > max_bytes) {
+			free(rv.v);
+			return CFI_OVER_BUDGET;
+		}
+		rv.max = (max_bytes - dwarf) / COMPILE_ROW_BYTES;
 		Dwarf *dw = dwarf_begin_elf(dbg_elf, DWARF_C_READ, NULL);
 		Dwarf_CFI *cfi = dw ? dwarf_getcfi(dw) : NULL;
 		if (cfi) {
@@ -559,6 +567,26 @@ int cfi_compile_engine(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
 		       enum cfi_engine engine)
 {
 	return compile(elf, dbg_elf, t, engine, SIZE_MAX);
+}
+
+size_t cfi_dwarf_bytes(Elf *elf)
+{
+	size_t shstrndx, n = 0;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".debug_", 7))
+			continue;
+		n += sh.sh_size;
+		GElf_Chdr ch;
+		if ((sh.sh_flags & SHF_COMPRESSED) && gelf_getchdr(scn, &ch))
+			n += ch.ch_size;
+	}
+	return n;
 }
 
 void cfi_table_free(struct cfi_table *t)

@@ -83,6 +83,12 @@ int cfi_compile(Elf *elf, Elf *dbg_elf, struct cfi_table *t, size_t max_bytes);
 int cfi_compile_engine(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
 		       enum cfi_engine engine);
 void cfi_table_free(struct cfi_table *t);
+/*
+ * What a libdw session on elf's DWARF may hold: its .debug_* sections, and
+ * their inflated sizes where compressed. Checked before dwarf_begin_elf,
+ * which inflates what it needs.
+ */
+size_t cfi_dwarf_bytes(Elf *elf);
 
 static inline size_t cfi_table_bytes(const struct cfi_table *t)
 {

@@ -481,10 +481,9 @@ struct elf_obj *elfcache_vdso(struct elfcache *c)
 	return c->vdso;
 }
 
-bool elfcache_fits(const struct elfcache *c, const struct elf_obj *o,
-		   size_t n)
+size_t elfcache_room(const struct elfcache *c, const struct elf_obj *o)
 {
-	return o->bytes + n <= c->max_object;
+	return o->bytes < c->max_object ? c->max_object - o->bytes : 0;
 }
 
 void elfcache_charge(struct elfcache *c, struct elf_obj *o, size_t n)

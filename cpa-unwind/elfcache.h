@@ -15,7 +15,6 @@
 #ifndef CPA_UNWIND_ELFCACHE_H
 #define CPA_UNWIND_ELFCACHE_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "elfobj.h"
@@ -61,9 +60,8 @@ int elfcache_reload(struct elfcache *c, struct elf_obj *o,
  */
 int elfcache_reopen(struct elfcache *c, struct elf_obj *o,
 		    const struct elf_src *src, int *rootfd);
-/* Whether o may grow by n bytes within the per-object bound. */
-bool elfcache_fits(const struct elfcache *c, const struct elf_obj *o,
-		   size_t n);
+/* Bytes o may still grow by within the per-object bound. */
+size_t elfcache_room(const struct elfcache *c, const struct elf_obj *o);
 /* Adds n bytes allocated for o (demangled names, inline DWARF) to its
  * charge. */
 void elfcache_charge(struct elfcache *c, struct elf_obj *o, size_t n);

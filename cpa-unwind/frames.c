@@ -175,18 +175,11 @@ static struct inline_dwarf *inline_of(struct unwinder *u, struct proc *p,
 	snprintf(dir, sizeof(dir), "%s", m->path);
 	char *slash = strrchr(dir, '/');
 	*(slash ? slash : dir) = '\0';
-	o->inl = inline_dwarf_open(fd, rootfd, dir);
+	o->inl = inline_dwarf_open(fd, rootfd, dir, elfcache_room(u->cache, o));
 	if (rootfd >= 0)
 		close(rootfd);
-	if (o->inl) {
-		size_t n = inline_dwarf_bytes(o->inl);
-		if (!elfcache_fits(u->cache, o, n)) {
-			inline_dwarf_free(o->inl);
-			o->inl = NULL;
-		} else {
-			elfcache_charge(u->cache, o, n);
-		}
-	}
+	if (o->inl)
+		elfcache_charge(u->cache, o, inline_dwarf_bytes(o->inl));
 	return o->inl;
 }
 

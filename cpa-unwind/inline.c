@@ -2,7 +2,6 @@
 /* Inlined frames from DWARF scopes (DW_TAG_inlined_subroutine). */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,14 +27,25 @@ struct inline_dwarf {
 	unsigned used;
 };
 
-struct inline_dwarf *inline_dwarf_open(int fd, int rootfd, const char *dir)
+/* The DWARF of elf, if libdw's session fits in max_bytes. */
+static Dwarf *begin_within(Elf *elf, size_t max_bytes)
+{
+	if (cfi_dwarf_bytes(elf) > max_bytes)
+		return NULL;
+	return dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+}
+
+struct inline_dwarf *inline_dwarf_open(int fd, int rootfd, const char *dir,
+				       size_t max_bytes)
 {
 	struct inline_dwarf *d = cpa_calloc(1, sizeof(*d));
+	size_t fixed = sizeof(*d) + CACHE_SLOTS * sizeof(*d->cache);
+	max_bytes = max_bytes > fixed ? max_bytes - fixed : 0;
 	d->fd = fd;
 	d->dbg_fd = -1;
 	d->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (d->elf)
-		d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+		d->dw = begin_within(d->elf, max_bytes);
 	if (d->elf && !d->dw) {
 		/* no DWARF in the object itself: its separate debug file */
 		uint8_t id[ELFOBJ_BUILD_ID_MAX];
@@ -43,7 +53,7 @@ struct inline_dwarf *inline_dwarf_open(int fd, int rootfd, const char *dir)
 		d->dbg = elfobj_open_debug_file(d->elf, id, len, rootfd, dir,
 						&d->dbg_fd);
 		if (d->dbg)
-			d->dw = dwarf_begin_elf(d->dbg, DWARF_C_READ, NULL);
+			d->dw = begin_within(d->dbg, max_bytes);
 	}
 	if (!d->dw) {
 		inline_dwarf_free(d);
@@ -55,27 +65,8 @@ struct inline_dwarf *inline_dwarf_open(int fd, int rootfd, const char *dir)
 
 size_t inline_dwarf_bytes(const struct inline_dwarf *d)
 {
-	/* libdw reads (and, when compressed, inflates) the debug sections
-	 * as it goes: their sizes bound what it holds */
-	Elf *elf = d->dbg ? d->dbg : d->elf;
-	size_t shstrndx, n = CACHE_SLOTS * sizeof(*d->cache) + sizeof(*d);
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return n;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || strncmp(name, ".debug_", 7))
-			continue;
-		n += sh.sh_size;
-		if (sh.sh_flags & SHF_COMPRESSED) {
-			GElf_Chdr ch;
-			if (gelf_getchdr(scn, &ch))
-				n += ch.ch_size;
-		}
-	}
-	return n;
+	return sizeof(*d) + CACHE_SLOTS * sizeof(*d->cache) +
+	       cfi_dwarf_bytes(d->dbg ? d->dbg : d->elf);
 }
 
 void inline_dwarf_free(struct inline_dwarf *d)

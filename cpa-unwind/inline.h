@@ -23,9 +23,11 @@ struct name_opts;
 /*
  * Opens the DWARF of the object in the file at fd, or of its separate
  * debug file (rootfd and dir as for elfobj_load). Takes ownership of fd.
- * NULL when there is no DWARF.
+ * NULL when there is no DWARF, or when what libdw would hold of it
+ * (inline_dwarf_bytes) exceeds max_bytes.
  */
-struct inline_dwarf *inline_dwarf_open(int fd, int rootfd, const char *dir);
+struct inline_dwarf *inline_dwarf_open(int fd, int rootfd, const char *dir,
+				       size_t max_bytes);
 void inline_dwarf_free(struct inline_dwarf *d);
 /* Memory the open DWARF may hold, charged to its object. */
 size_t inline_dwarf_bytes(const struct inline_dwarf *d);

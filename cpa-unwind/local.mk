@@ -48,7 +48,7 @@ EXTRA_DIST += tests/workloads/cxx_chain.cc tests/workloads/rust_chain.rs \
 check_PROGRAMS += tests/hostile/hostile-elf tests/hostile/hostile-spin
 tests_hostile_hostile_elf_SOURCES = tests/hostile/hostile-elf.c \
 	tests/hostile/hostile.h
-tests_hostile_hostile_elf_LDADD = lib/libcpa.a
+tests_hostile_hostile_elf_LDADD = lib/libcpa.a $(ZLIB_LIBS)
 tests_hostile_hostile_spin_SOURCES = tests/hostile/hostile-spin.c \
 	tests/hostile/hostile.h
 tests_hostile_hostile_spin_CFLAGS = $(WL_NOFP_CFLAGS)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # cpa-unwind against objects built to cost it CPU and memory (issue 17,
-# sections 3 and 4): an FDE of 100k rows, a DW_CFA_remember_state flood
-# and a table of 2M symbols, written by tests/hostile/hostile-elf and
+# sections 3 and 4): an FDE of 100k rows, a DW_CFA_remember_state flood,
+# a table of 2M symbols and a .debug_frame beside a compressed .debug_info
+# that inflates to 512 MB, written by tests/hostile/hostile-elf and
 # mapped by a process spinning in them (tests/hostile/hostile-spin), live
 # through cpa-capture | cpa-unwind beside a workload with a known chain.
 # Each asserts: the workload's named samples keep coming, the hostile
@@ -19,6 +20,8 @@ setup_file() {
 	"$gen" --remember 2000000 "$BATS_FILE_TMPDIR/flood.so"
 	# 2M symbols: a 65 MB file
 	"$gen" --symbols 2000000 "$BATS_FILE_TMPDIR/syms.so"
+	# 2.3 MB on disk
+	"$gen" --debug-bomb 512 "$BATS_FILE_TMPDIR/bomb.so"
 }
 
 setup() {
@@ -140,4 +143,14 @@ rss_within_bound() {
 	stop
 	run ! grep -q 'hostile_spin' "$T/out.folded"
 	grep -q 'symbols-over-budget=1 ' "$T/unwind.err"
+}
+
+@test "DWARF inflating to 512 MB is refused before libdw opens it: counted, frames unnamed" {
+	live "$B/bomb.so"
+	keeps_flowing
+	wait_for 5 stat_at_least elf_over_budget 1
+	wait_for 5 grep -Eq '^hostile-spin;(.*;)?bomb\.so\+0x1000( |;)' "$T/out.folded"
+	rss_within_bound
+	stop
+	grep -q 'cfi-over-budget=1 ' "$T/unwind.err"
 }

@@ -3,9 +3,12 @@
  * hostile-elf: writes an ELF shared object built to cost cpa-unwind as
  * much as a small file can: one function whose FDE has a chosen number of
  * rows, or a flood of DW_CFA_remember_state, and a symbol table of a
- * chosen size.
+ * chosen size; or whose only CFI is a .debug_frame next to a compressed
+ * .debug_info that inflates to a chosen size (a zip bomb for any reader
+ * of its DWARF).
  *
- *   hostile-elf [--rows N] [--remember N] [--symbols N] FILE
+ *   hostile-elf [--rows N] [--remember N] [--symbols N] [--debug-bomb MB]
+ *               FILE
  *
  * The object has one PT_LOAD segment mapping the whole file at address 0
  * (so ELF addresses are file offsets) and its function hostile_spin at
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "buf.h"
 #include "hostile.h"
@@ -89,10 +93,63 @@ static void eh_frame(struct cpa_buf *b, uint64_t base, uint64_t spin,
 	put32(b, 0);			/* terminator */
 }
 
+static void put64(struct cpa_buf *b, uint64_t v)
+{
+	uint8_t le[8];
+	cpa_put_le64(le, v);
+	cpa_buf_add(b, le, 8);
+}
+
+/* The same CIE and FDE as .debug_frame: absolute 8-byte addresses. */
+static void debug_frame(struct cpa_buf *b, uint64_t spin, uint64_t len)
+{
+	put32(b, 20);			/* CIE length */
+	put32(b, 0xffffffff);		/* CIE id */
+	put8(b, 1);			/* version */
+	put8(b, 0);			/* no augmentation */
+	cpa_buf_uleb128(b, 1);
+	put8(b, 0x78);
+	cpa_buf_uleb128(b, 16);
+	put8(b, 0x0c); put8(b, 7); put8(b, 8);
+	put8(b, 0x80 | 16); put8(b, 1);
+	while (b->len < 24)
+		put8(b, 0);		/* DW_CFA_nop up to the length */
+	put32(b, 28);			/* FDE length */
+	put32(b, 0);			/* CIE pointer: offset 0 */
+	put64(b, spin);
+	put64(b, len);
+	for (int i = 0; i < 8; i++)
+		put8(b, 0);
+}
+
+/* A zlib-compressed section body (Elf64_Chdr first) of mb MB of zeros. */
+static void bomb(struct cpa_buf *b, unsigned long mb)
+{
+	Elf64_Chdr ch = { .ch_type = ELFCOMPRESS_ZLIB,
+			  .ch_size = (uint64_t)mb << 20, .ch_addralign = 1 };
+	cpa_buf_add(b, &ch, sizeof(ch));
+	static uint8_t zeros[1 << 20], out[1 << 16];
+	z_stream z = { 0 };
+	if (deflateInit(&z, Z_BEST_SPEED) != Z_OK)
+		exit(1);
+	for (unsigned long i = 0; i <= mb; i++) {
+		z.next_in = zeros;
+		z.avail_in = i < mb ? sizeof(zeros) : 0;
+		int flush = i < mb ? Z_NO_FLUSH : Z_FINISH;
+		do {
+			z.next_out = out;
+			z.avail_out = sizeof(out);
+			deflate(&z, flush);
+			cpa_buf_add(b, out, sizeof(out) - z.avail_out);
+		} while (z.avail_out == 0);
+	}
+	deflateEnd(&z);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: hostile-elf [--rows N] [--remember N] "
-			"[--symbols N] FILE\n");
+			"[--symbols N] [--debug-bomb MB] FILE\n");
 	exit(2);
 }
 
@@ -111,7 +168,7 @@ static unsigned long number(const char *opt, const char *arg)
 
 int main(int argc, char **argv)
 {
-	unsigned long rows = 0, remember = 0, symbols = 0;
+	unsigned long rows = 0, remember = 0, symbols = 0, bomb_mb = 0;
 	const char *out = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--rows"))
@@ -120,6 +177,8 @@ int main(int argc, char **argv)
 			remember = number(argv[i], argv[i + 1]), i++;
 		else if (!strcmp(argv[i], "--symbols"))
 			symbols = number(argv[i], argv[i + 1]), i++;
+		else if (!strcmp(argv[i], "--debug-bomb"))
+			bomb_mb = number(argv[i], argv[i + 1]), i++;
 		else if (argv[i][0] == '-' || out)
 			usage();
 		else
@@ -154,11 +213,15 @@ int main(int argc, char **argv)
 	align(&f, 8, 0);
 	uint64_t eh = f.len;
 	struct cpa_buf ehb = { 0 };
-	eh_frame(&ehb, eh, text, text_len, rows, remember);
+	if (bomb_mb)	/* 2 is .debug_frame instead, not loaded */
+		debug_frame(&ehb, text, text_len);
+	else
+		eh_frame(&ehb, eh, text, text_len, rows, remember);
 	cpa_buf_add(&f, ehb.p, ehb.len);
 	free(ehb.p);
-	sh[2] = (Elf64_Shdr){ .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
-			      .sh_addr = eh, .sh_offset = eh,
+	sh[2] = (Elf64_Shdr){ .sh_type = SHT_PROGBITS,
+			      .sh_flags = bomb_mb ? 0 : SHF_ALLOC,
+			      .sh_addr = bomb_mb ? 0 : eh, .sh_offset = eh,
 			      .sh_size = f.len - eh, .sh_addralign = 8 };
 	uint64_t load_end = f.len;
 
@@ -190,11 +253,23 @@ int main(int argc, char **argv)
 	cpa_buf_add(&f, str.p, str.len);
 	free(str.p);
 
+	/* 6 .debug_info, compressed */
+	unsigned nsec = bomb_mb ? 7 : 6;
+	if (bomb_mb) {
+		align(&f, 8, 0);
+		sh[6] = (Elf64_Shdr){ .sh_type = SHT_PROGBITS,
+				      .sh_flags = SHF_COMPRESSED,
+				      .sh_offset = f.len, .sh_addralign = 8 };
+		bomb(&f, bomb_mb);
+		sh[6].sh_size = f.len - sh[6].sh_offset;
+	}
+
 	/* 5 .shstrtab */
-	static const char *const names[] = {
-		"", ".text", ".eh_frame", ".symtab", ".strtab", ".shstrtab"
+	const char *const names[] = {
+		"", ".text", bomb_mb ? ".debug_frame" : ".eh_frame", ".symtab",
+		".strtab", ".shstrtab", ".debug_info"
 	};
-	for (int i = 1; i < 6; i++) {
+	for (unsigned i = 1; i < nsec; i++) {
 		sh[i].sh_name = (uint32_t)shstr.len;
 		cpa_buf_add(&shstr, names[i], strlen(names[i]) + 1);
 	}
@@ -206,7 +281,7 @@ int main(int argc, char **argv)
 
 	align(&f, 8, 0);
 	uint64_t shoff = f.len;
-	cpa_buf_add(&f, sh, 6 * sizeof(Elf64_Shdr));
+	cpa_buf_add(&f, sh, nsec * sizeof(Elf64_Shdr));
 
 	Elf64_Ehdr eh_hdr = {
 		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64,
@@ -215,7 +290,7 @@ int main(int argc, char **argv)
 		.e_version = EV_CURRENT, .e_phoff = sizeof(Elf64_Ehdr),
 		.e_shoff = shoff, .e_ehsize = sizeof(Elf64_Ehdr),
 		.e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 1,
-		.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 6,
+		.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = (uint16_t)nsec,
 		.e_shstrndx = 5,
 	};
 	Elf64_Phdr ph = {

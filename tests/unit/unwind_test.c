@@ -393,6 +393,15 @@ static void test_hostile_cfi(void)
 	cfi_table_free(&t);
 	cfi_table_free(&ref);
 
+	/* .debug_frame beside DWARF that inflates to 128 MB: refused before
+	 * libdw opens (and inflates) it */
+	CHECK(hostile("--debug-bomb 128", path));
+	CHECK(compile_file(path, &t, 64u << 20, false) == CFI_OVER_BUDGET);
+	cfi_table_free(&t);
+	CHECK(compile_file(path, &t, SIZE_MAX, false) == 0);
+	CHECK(t.n > 0 && t.fdes == 1);
+	cfi_table_free(&t);
+
 	CHECK(hostile("--remember 1000000", path));
 	CHECK(compile_file(path, &t, SIZE_MAX, false) == 0);
 	CHECK(t.refused_fdes == 1 && t.slow_fdes == 0);
