@@ -89,3 +89,14 @@ check-long: all $(check_PROGRAMS)
 	$(AM_TESTS_ENVIRONMENT) $(BATS) $(addprefix $(srcdir)/,$(LONG_TESTS))
 .PHONY: check-long
 
+# The tests a tarball must pass on its own, with neither root nor BPF: every
+# C unit test, the fuzz corpus replays and the bats lint. CI runs
+# `make distcheck-unit`; a new tests/unit/ program joins by being in TESTS.
+UNIT_TESTS = $(filter tests/unit/% tests/bats/fuzz.bats tests/lint-bats \
+	tests/bats/lint.bats,$(TESTS))
+distcheck-unit:
+	$(MAKE) $(AM_MAKEFLAGS) distcheck TESTS='$(UNIT_TESTS)'
+.PHONY: distcheck-unit
+# Every bats suite in TESTS, so that the tarball carries what it runs.
+EXTRA_DIST += $(filter %.bats,$(TESTS))
+EXTRA_DIST += tests/skip-allowed
