@@ -5,6 +5,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "owner.h"
 #include "filter.h"
 
 void filter_add_comm(struct filter *f, const char *arg)
@@ -53,7 +54,8 @@ void filter_add_kinds(struct filter *f, const char *arg)
 void filter_finish(struct filter *f)
 {
 	f->any_label = f->n_pids || f->n_tids || f->n_comms || f->n_cgroups ||
-		       f->n_containers || f->n_envs || f->has_cpus || f->kinds;
+		       f->n_containers || f->n_pods || f->n_envs ||
+		       f->has_cpus || f->kinds;
 	f->any_frame = f->n_grep || f->n_exclude;
 }
 
@@ -112,11 +114,24 @@ static bool labels_pass(const struct filter *f, const struct cpa_store_dict *d,
 		if (!ok)
 			return false;
 	}
+	/* a cgroup path names its container and pod (lib/owner.h); any
+	 * other label is a container name recorded as is */
+	struct cpa_owner o;
+	cpa_owner_parse(cpa_label_is_cgroup(ctr) ? ctr : NULL, &o);
+	const char *cid = cpa_label_is_cgroup(ctr) ? o.container : ctr;
 	if (f->n_containers) {
 		bool ok = false;
 		for (size_t i = 0; i < f->n_containers && !ok; i++)
-			ok = *ctr && !strncmp(ctr, f->containers[i],
+			ok = *cid && !strncmp(cid, f->containers[i],
 					      strlen(f->containers[i]));
+		if (!ok)
+			return false;
+	}
+	if (f->n_pods) {
+		bool ok = false;
+		for (size_t i = 0; i < f->n_pods && !ok; i++)
+			ok = o.pod[0] && !strncmp(o.pod, f->pods[i],
+						  strlen(f->pods[i]));
 		if (!ok)
 			return false;
 	}
@@ -199,5 +214,6 @@ void filter_free(struct filter *f)
 	free(f->tids);
 	free(f->cgroups);
 	free(f->containers);
+	free(f->pods);
 	free(f->envs);
 }

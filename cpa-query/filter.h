@@ -25,8 +25,8 @@ struct filter {
 	size_t n_pids, n_tids;
 	struct comm_match *comms;
 	size_t n_comms;
-	const char **cgroups, **containers, **envs;
-	size_t n_cgroups, n_containers, n_envs;
+	const char **cgroups, **containers, **pods, **envs;
+	size_t n_cgroups, n_containers, n_pods, n_envs;
 	bool has_cpus;
 	struct cpa_cpuset cpus;
 	uint32_t kinds;		/* bit per kind; 0 = all */

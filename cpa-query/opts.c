@@ -10,7 +10,7 @@
 
 enum {
 	OPT_FROM = 0x100, OPT_TO, OPT_LAST, OPT_LIST, OPT_PID, OPT_TID,
-	OPT_COMM, OPT_CGROUP, OPT_CONTAINER, OPT_CPU, OPT_ENV, OPT_KIND,
+	OPT_COMM, OPT_CGROUP, OPT_CONTAINER, OPT_POD, OPT_CPU, OPT_ENV, OPT_KIND,
 	OPT_GREP, OPT_EXCLUDE, OPT_LABELS, OPT_FORMAT, OPT_SPLIT,
 	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO,
 };
@@ -43,6 +43,8 @@ static const struct argp_option options[] = {
 	 "path and below", 2},
 	{"container", OPT_CONTAINER, "ID", 0, "Only containers whose id "
 	 "starts with ID", 2},
+	{"pod", OPT_POD, "UID", 0, "Only Kubernetes pods whose UID starts "
+	 "with UID", 2},
 	{"cpu", OPT_CPU, "CPUSET", 0, "Only samples on these CPUs (0,2-3)", 2},
 	{"env", OPT_ENV, "VALUE", 0, "Only samples with this recorded env "
 	 "value", 2},
@@ -54,7 +56,8 @@ static const struct argp_option options[] = {
 	 "matching REGEX", 2},
 	{NULL, 0, NULL, 0, "Output:", 3},
 	{"labels", OPT_LABELS, "LIST", 0, "Root labels of folded lines: "
-	 "comm,pid,tid,thread,container,env,cpu or none (default comm)", 3},
+	 "comm,pid,tid,thread,container,pod,cgroup,env,cpu or none "
+	 "(default comm)", 3},
 	{"format", OPT_FORMAT, "FORMAT", 0, "folded (default), stream or "
 	 "pprof", 3},
 	{"output", 'o', "FILE", 0, "Write to FILE instead of stdout", 3},
@@ -121,6 +124,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CONTAINER:
 		add_str(&f->containers, &f->n_containers, arg);
+		break;
+	case OPT_POD:
+		add_str(&f->pods, &f->n_pods, arg);
 		break;
 	case OPT_CPU:
 		if (cpa_cpuset_parse(arg, &f->cpus, err, sizeof(err)) < 0)

@@ -49,7 +49,9 @@ static uint32_t representative(struct fold_sink *s, uint32_t lsid)
 		case CPA_LABEL_PID: key[i + 1] = ls->pid; break;
 		case CPA_LABEL_TID: key[i + 1] = ls->tid; break;
 		case CPA_LABEL_THREAD: key[i + 1] = ls->thread; break;
-		case CPA_LABEL_CONTAINER: key[i + 1] = ls->container; break;
+		case CPA_LABEL_CONTAINER:
+		case CPA_LABEL_POD:
+		case CPA_LABEL_CGROUP: key[i + 1] = ls->container; break;
 		case CPA_LABEL_ENV: key[i + 1] = ls->env; break;
 		case CPA_LABEL_CPU: key[i + 1] = ls->cpu; break;
 		}

@@ -281,6 +281,8 @@ static void make_key(struct sample_key *k, const struct cpa_sample *s,
 		case CPA_LABEL_TID: k->tid = s->tid; break;
 		case CPA_LABEL_THREAD: k->thread_id = s->thread_id; break;
 		case CPA_LABEL_CONTAINER:
+		case CPA_LABEL_POD:
+		case CPA_LABEL_CGROUP:
 			k->container_id = s->container_id;
 			break;
 		case CPA_LABEL_ENV: k->env_id = s->env_id; break;

@@ -27,6 +27,7 @@ void unwinder_init(struct unwinder *u, const struct unwind_opts *opts,
 	if (!u->cache)
 		cpa_die("out of memory");
 	u->procs = proctab_new(u->cache, opts->max_procs);
+	u->cgroups = cgroups_new(NULL);
 	u->have_ksyms = kallsyms_load(&u->ksyms, opts->kallsyms) == 0;
 	if (!u->have_ksyms)
 		cpa_warn("%s: no kernel symbols (not readable, or all "
@@ -47,6 +48,7 @@ static void intern_fixed_names(struct unwinder *u)
 void unwinder_free(struct unwinder *u)
 {
 	proctab_free(u->procs);
+	cgroups_free(u->cgroups);
 	elfcache_free(u->cache);
 	kallsyms_free(&u->ksyms);
 }
@@ -124,6 +126,9 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	u->st.frames_out += n;
 
 	const char *leader = s.pcomm[0] ? s.pcomm : s.comm;
+	/* the owner: its cgroup path, from which container and pod are
+	 * read (lib/owner.h) */
+	const char *cg = cgroups_path(u->cgroups, s.cgroup_id, t0);
 	struct cpa_sample out = {
 		.time_ns = s.time_ns,
 		.weight = s.weight,
@@ -136,6 +141,7 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		.stack_id = output_stack(u->out, u->frames, n),
 		.comm_id = label_id(u, leader, CPA_COMM_LEN),
 		.thread_id = label_id(u, s.comm, CPA_COMM_LEN),
+		.container_id = cg ? output_string(u->out, cg, strlen(cg)) : 0,
 		.env_id = p && p->env ? output_string(u->out, p->env,
 						     strlen(p->env))
 				      : 0,

@@ -99,7 +99,7 @@ static struct {
 	uint64_t *jit, *inlined, *lost, *procs, *objects, *bytes, *loads;
 	uint64_t *evictions, *unloads, *fails, *lat_p50, *lat_p99, *unwind_ns;
 	uint64_t *dict_bytes, *dict_resets, *dropped, *files_refused;
-	uint64_t *over_budget, *cfi_refused;
+	uint64_t *over_budget, *cfi_refused, *cg_walks, *cg_known;
 } ctr;
 
 void stats_publish_init(void)
@@ -140,6 +140,8 @@ void stats_publish_init(void)
 	ctr.dict_bytes = cpa_gauge("dictionary_bytes");
 	ctr.dict_resets = cpa_stat("dictionary_resets");
 	ctr.dropped = cpa_stat("dropped_malformed_records");
+	ctr.cg_walks = cpa_stat("cgroup_walks");
+	ctr.cg_known = cpa_gauge("cgroups_known");
 	ctr.files_refused = cpa_stat("files_refused");
 }
 
@@ -175,6 +177,7 @@ void stats_publish(struct unwinder *u)
 	*ctr.inlined = st->inline_frames;
 	*ctr.lost = st->lost_in;
 	*ctr.dropped = st->dropped;
+	cgroups_stats(u->cgroups, ctr.cg_walks, ctr.cg_known);
 	*ctr.procs = proctab_count(u->procs);
 	*ctr.objects = cs.objects;
 	*ctr.bytes = cs.bytes;

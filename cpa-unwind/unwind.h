@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cgroups.h"
 #include "demangle.h"
 #include "elfcache.h"
 #include "kallsyms.h"
@@ -60,6 +61,7 @@ struct unwinder {
 	struct output *out;
 	struct elfcache *cache;
 	struct proctab *procs;
+	struct cgroups *cgroups;	/* cgroup id -> path */
 	struct kallsyms ksyms;
 	bool have_ksyms;
 	uint64_t now_ns;		/* monotonic, per sample */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "labels.h"
+#include "owner.h"
 
 static const char *const label_names[] = {
 	[CPA_LABEL_COMM] = "comm",
@@ -14,6 +15,8 @@ static const char *const label_names[] = {
 	[CPA_LABEL_CONTAINER] = "container",
 	[CPA_LABEL_ENV] = "env",
 	[CPA_LABEL_CPU] = "cpu",
+	[CPA_LABEL_POD] = "pod",
+	[CPA_LABEL_CGROUP] = "cgroup",
 };
 
 void cpa_labels_default(struct cpa_labels *out)
@@ -40,8 +43,8 @@ int cpa_labels_parse(const char *spec, struct cpa_labels *out, char *err,
 		if (found < 0 || out->n == CPA_LABELS_MAX) {
 			snprintf(err, errlen,
 				 found < 0 ? "unknown label '%.*s' (known: comm, "
-					     "pid, tid, thread, container, env, "
-					     "cpu, or none)"
+					     "pid, tid, thread, container, pod, "
+					     "cgroup, env, cpu, or none)"
 					   : "too many labels at '%.*s'",
 				 (int)len, p);
 			return -1;
@@ -52,6 +55,29 @@ int cpa_labels_parse(const char *spec, struct cpa_labels *out, char *err,
 			p++;
 	}
 	return 0;
+}
+
+/* The container-or-cgroup label as the container, pod or cgroup root. */
+static void owner_root(enum cpa_label which, const char *v, cpa_root_fn fn,
+		       void *ctx)
+{
+	if (!v || !*v)
+		return;
+	if (!cpa_label_is_cgroup(v)) {	/* a container name recorded as is */
+		if (which == CPA_LABEL_CONTAINER)
+			fn("container", v, ctx);
+		return;
+	}
+	if (which == CPA_LABEL_CGROUP) {
+		fn("cgroup", v, ctx);
+		return;
+	}
+	struct cpa_owner o;
+	cpa_owner_parse(v, &o);
+	if (which == CPA_LABEL_CONTAINER && o.container[0])
+		fn("container", o.container, ctx);
+	else if (which == CPA_LABEL_POD && o.pod[0])
+		fn("pod", o.pod, ctx);
 }
 
 void cpa_sample_roots(const struct cpa_labels *labels, const struct cpa_dict *d,
@@ -83,9 +109,11 @@ void cpa_sample_roots(const struct cpa_labels *labels, const struct cpa_dict *d,
 				fn("thread", v, ctx);
 			break;
 		case CPA_LABEL_CONTAINER:
-			v = cpa_dict_string(d, s->container_id, NULL);
-			if (v && *v)
-				fn("container", v, ctx);
+		case CPA_LABEL_POD:
+		case CPA_LABEL_CGROUP:
+			owner_root(labels->order[i],
+				   cpa_dict_string(d, s->container_id, NULL), fn,
+				   ctx);
 			break;
 		case CPA_LABEL_ENV:
 			v = cpa_dict_string(d, s->env_id, NULL);

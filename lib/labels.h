@@ -8,7 +8,9 @@
  *   comm       process (group leader) name, as is
  *   pid        "[pid 1234]"       tid   "[tid 1235]"
  *   thread     "[thread NAME]"    cpu   "[cpu 3]"
- *   container  "[container ID]" or "[cgroup PATH]" as recorded
+ *   container  "[container ID]": read from the cgroup path (lib/owner.h),
+ *              or a container name recorded as is
+ *   pod        "[pod UID]"        cgroup "[cgroup PATH]"
  *   env        "[env VALUE]"
  * A label whose value is missing (no env recorded) is left out.
  */
@@ -30,6 +32,8 @@ enum cpa_label {
 	CPA_LABEL_CONTAINER,
 	CPA_LABEL_ENV,
 	CPA_LABEL_CPU,
+	CPA_LABEL_POD,
+	CPA_LABEL_CGROUP,
 };
 
 #define CPA_LABELS_MAX 8

@@ -18,6 +18,7 @@
 #include "le.h"
 #include "leb128.h"
 #include "log.h"
+#include "owner.h"
 #include "timeparse.h"
 #include "unit.h"
 
@@ -455,8 +456,59 @@ static void test_fail(void)
 	CHECK(cpa_fail(NULL, 0, "nowhere") == -1);
 }
 
+/* Container ids and pod UIDs as the runtimes and kubelet name cgroups. */
+static void test_owners(void)
+{
+	const char *id = "0123456789abcdef0123456789abcdef"
+			 "0123456789abcdef0123456789abcdef";
+	char path[512];
+	struct cpa_owner o;
+	static const char *const forms[][2] = {
+		{"/system.slice/docker-", ".scope"},
+		{"/system.slice/cri-containerd-", ".scope"},
+		{"/machine.slice/libpod-", ".scope"},
+		{"/system.slice/crio-", ".scope"},
+		{"/docker/", ""},
+	};
+	for (size_t i = 0; i < sizeof(forms) / sizeof(*forms); i++) {
+		snprintf(path, sizeof(path), "%s%s%s", forms[i][0], id,
+			 forms[i][1]);
+		cpa_owner_parse(path, &o);
+		CHECK_STR(o.container, id);
+		CHECK_STR(o.pod, "");
+	}
+	snprintf(path, sizeof(path), "/kubepods.slice/kubepods-burstable.slice/"
+		 "kubepods-burstable-pod1b2c3d4e_aaaa_bbbb_cccc_0123456789ab.slice/"
+		 "cri-containerd-%s.scope", id);
+	cpa_owner_parse(path, &o);
+	CHECK_STR(o.container, id);
+	CHECK_STR(o.pod, "1b2c3d4e-aaaa-bbbb-cccc-0123456789ab");
+	snprintf(path, sizeof(path), "/kubepods/burstable/"
+		 "pod1b2c3d4e-aaaa-bbbb-cccc-0123456789ab/%s", id);
+	cpa_owner_parse(path, &o);
+	CHECK_STR(o.container, id);
+	CHECK_STR(o.pod, "1b2c3d4e-aaaa-bbbb-cccc-0123456789ab");
+	/* a guaranteed pod, before its containers exist */
+	cpa_owner_parse("/kubepods.slice/kubepods-pod0a0b_0c.slice", &o);
+	CHECK_STR(o.pod, "0a0b-0c");
+	CHECK_STR(o.container, "");
+	/* no owner: a short id, a conmon scope, a pod outside kubepods */
+	static const char *const none[] = {
+		"/", "/user.slice/user-0.slice/session-1.scope",
+		"/system.slice/docker-0123abc.scope",
+		"/system.slice/libpod-conmon-0123.scope", "/pod1234",
+	};
+	for (size_t i = 0; i < sizeof(none) / sizeof(*none); i++) {
+		cpa_owner_parse(none[i], &o);
+		CHECK_STR(o.container, "");
+		CHECK_STR(o.pod, "");
+	}
+	CHECK(cpa_label_is_cgroup("/a") && !cpa_label_is_cgroup("ctr1"));
+}
+
 int main(void)
 {
+	test_owners();
 	test_durations();
 	test_sizes();
 	test_times();
