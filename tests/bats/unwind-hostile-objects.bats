@@ -47,7 +47,9 @@ live() {
 	HOSTILE_PID=$WL_PID
 	start_workload "$T/chain.out" "$WL/chain_nofp" --seconds 60
 	mkfifo "$T/fifo"
-	cpa-capture --pid "$HOSTILE_PID,$WL_PID" --freq 99 >"$T/fifo" 2>"$T/capture.err" &
+	cpa-capture --pid "$HOSTILE_PID,$WL_PID" --freq 99 \
+		--stats-file "$T/capture.stats" --stats-interval 200ms \
+		>"$T/fifo" 2>"$T/capture.err" &
 	CAP_PID=$!
 	cpa-unwind --folded --stats --stats-file "$T/unwind.stats" \
 		--stats-interval 200ms "$@" <"$T/fifo" >"$T/out.folded" 2>"$T/unwind.err" &
@@ -73,11 +75,13 @@ chain_above() {
 	[ "$(chain_samples)" -gt "$1" ]
 }
 
-# The workload's named samples arrive (within 10 s of starting the
-# pipeline, BPF set-up included) and keep arriving: more within every 2 s,
-# three times over. A load stalling the sample path fails this.
+# The workload's named samples arrive within 5 s of cpa-capture's first
+# sample (its BPF set-up can take long on a loaded machine) and keep
+# arriving: more within every 2 s, three times over. A load stalling the
+# sample path fails this.
 keeps_flowing() {
-	wait_for 10 chain_above 0
+	wait_for 60 stat_at_least samples 1 "$T/capture.stats"
+	wait_for 5 chain_above 0
 	local i n
 	for i in 1 2 3; do
 		n=$(chain_samples)
@@ -85,10 +89,11 @@ keeps_flowing() {
 	done
 }
 
-# stat_at_least KEY N: the --stats-file counter KEY is at least N.
+# stat_at_least KEY N [FILE]: the --stats-file counter KEY (of cpa-unwind,
+# or of FILE) is at least N.
 stat_at_least() {
 	local v
-	v=$(awk -F= -v k="$1" '$1 == k { print $2 }' "$T/unwind.stats" 2>/dev/null)
+	v=$(awk -F= -v k="$1" '$1 == k { print $2 }' "${3:-$T/unwind.stats}" 2>/dev/null)
 	[ "${v:-0}" -ge "$2" ]
 }
 
