@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "folded.h"
 #include "log.h"
 #include "pprof.h"
 #include "timeparse.h"
@@ -299,12 +300,15 @@ int fold_write_pprof(struct fold_sink *s, int fd, uint64_t period_ns,
 			skipped++;
 			continue;
 		}
-		char *line = cpa_strdup(rows[i].text), *save = NULL;
+		/* frames split as cpa-render splits the same line */
+		char *line = cpa_strdup(rows[i].text);
+		const char *at = line, *end = line + strlen(line), *f;
+		size_t flen;
 		uint32_t nf = 0;
-		for (char *t = strtok_r(line, ";", &save); t;
-		     t = strtok_r(NULL, ";", &save)) {
+		while (cpa_folded_frame(&at, end, &f, &flen)) {
 			CPA_GROW(frames, fcap, (size_t)nf + 1);
-			frames[nf++] = t;
+			line[f - line + flen] = '\0';
+			frames[nf++] = flen ? f : "[unknown]";
 		}
 		cpa_pprof_add(p, frames, nf, (int64_t)rows[i].v[0]);
 		free(line);

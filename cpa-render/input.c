@@ -101,19 +101,15 @@ static void walker_free(struct walker *w)
 static uint32_t split_frames(struct walker *w, const char *s, size_t len)
 {
 	uint32_t n = 0;
-	const char *end = s + len, *p = s;
+	const char *p = s, *f;
+	size_t flen;
 
-	for (;;) {
-		const char *semi = memchr(p, ';', (size_t)(end - p));
-		const char *fe = semi ? semi : end;
+	while (cpa_folded_frame(&p, s + len, &f, &flen)) {
 		CPA_GROW(w->frames, w->cap_frames, (size_t)n + 1);
 		CPA_GROW(w->path, w->cap_path, (size_t)n + 1);
-		w->frames[n].s = p;
-		w->frames[n].len = (uint32_t)(fe - p);
+		w->frames[n].s = f;
+		w->frames[n].len = (uint32_t)flen;
 		n++;
-		if (!semi)
-			break;
-		p = semi + 1;
 	}
 	return n;
 }
@@ -304,19 +300,12 @@ static void push_name(struct stream_state *st, uint32_t name)
  */
 static void push_text(struct stream_state *st, const char *s, size_t len)
 {
-	const char *end = s + len;
+	const char *p = s, *f;
+	size_t flen;
 
-	for (;;) {
-		const char *semi = memchr(s, ';', (size_t)(end - s));
-		const char *fe = semi ? semi : end;
-		if (fe == s)
-			push_name(st, tree_name(st->tree, "[unknown]", 9));
-		else
-			push_name(st, tree_name(st->tree, s, (size_t)(fe - s)));
-		if (!semi)
-			break;
-		s = semi + 1;
-	}
+	while (cpa_folded_frame(&p, s + len, &f, &flen))
+		push_name(st, flen ? tree_name(st->tree, f, flen)
+				   : tree_name(st->tree, "[unknown]", 9));
 }
 
 static void push_root(const char *tag, const char *value, void *ctx)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 struct cpa_folded_line {
 	const char *stack;	/* "a;b;c", not NUL-terminated */
@@ -28,6 +29,29 @@ struct cpa_folded_line {
  */
 int cpa_folded_parse(const char *line, size_t len, struct cpa_folded_line *out,
 		     char *err, size_t errlen);
+
+/*
+ * The frames of a folded stack, root first, one per call:
+ *
+ *	const char *p = stack, *f;
+ *	size_t len;
+ *	while (cpa_folded_frame(&p, stack + stack_len, &f, &len))
+ *		...
+ *
+ * An empty frame (";;") comes out with len 0; flamegraph.pl draws it, and
+ * the tools name it "[unknown]". Returns false after the last frame.
+ */
+static inline bool cpa_folded_frame(const char **p, const char *end,
+				    const char **frame, size_t *len)
+{
+	if (!*p)
+		return false;
+	const char *semi = memchr(*p, ';', (size_t)(end - *p));
+	*frame = *p;
+	*len = (size_t)((semi ? semi : end) - *p);
+	*p = semi ? semi + 1 : NULL;
+	return true;
+}
 
 /* Reads lines of any length from f; *buf and *cap as for getline(). The
  * newline is stripped. Returns the length, or -1 at EOF or error. */
