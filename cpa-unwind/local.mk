@@ -74,7 +74,8 @@ UNWIND_FUZZ_TARGETS = unwind_elf unwind_perfmap unwind_stream
 UNWIND_FUZZ_SRCS_unwind_elf = cpa-unwind/elfobj.c cpa-unwind/safeopen.c \
 	cpa-unwind/symtab.c \
 	cpa-unwind/cfi.c cpa-unwind/cfi_exec.c
-UNWIND_FUZZ_SRCS_unwind_perfmap = cpa-unwind/perfmap.c cpa-unwind/symtab.c
+UNWIND_FUZZ_SRCS_unwind_perfmap = cpa-unwind/perfmap.c cpa-unwind/safeopen.c \
+	cpa-unwind/symtab.c
 UNWIND_CORE_SRCS = cpa-unwind/run.c cpa-unwind/sample.c cpa-unwind/bestof.c \
 	cpa-unwind/cgroups.c \
 	cpa-unwind/walk.c cpa-unwind/cfi.c cpa-unwind/cfi_exec.c \

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "perfmap.h"
+#include "safeopen.h"
 
 #define PERFMAP_MAX_BYTES (512u << 20)	/* a map larger than this is cut */
 #define NS_PER_SEC 1000000000ull
@@ -109,20 +110,24 @@ int perfmap_refresh(struct perfmap *m, uint32_t pid, uint64_t now_ns)
 	m->tried = true;
 	m->checked_ns = now_ns;
 
-	char path[128];
-	snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", pid,
-		 ns_pid(pid));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	/* The process names the file (a FIFO or a symlink out of its
+	 * container would stall or mislead us): opened as safeopen.h
+	 * opens mapped files, inside the process's root. */
+	char path[64];
+	struct stat st;
+	int rootfd;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", ns_pid(pid));
+	int fd = safeopen_in_proc_root(pid, path, 0, &st, &rootfd);
+	if (fd >= 0) {
+		close(rootfd);
+	} else if (errno == ENOENT || errno == ESRCH) {
 		/* the process has exited: its map may still be on the host */
 		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = safeopen_host(path, 0, &st);
 	}
 	if (fd < 0)
 		return m->syms.n ? 0 : -1;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size == m->size) {
+	if ((uint64_t)st.st_size == m->size) {
 		close(fd);
 		return m->syms.n ? 0 : -1;
 	}
