@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,9 @@
 #include "safeopen.h"
 
 #define NBUCKETS 4096
+/* Loader threads: one slow object holds up only the loads queued behind
+ * it on its own thread. */
+#define LOADER_THREADS 2
 #define HASH_WINDOW (4 << 20)	/* bytes of a file mapped at once */
 
 struct elfcache {
@@ -30,7 +34,18 @@ struct elfcache {
 	uint64_t max_bytes;
 	uint64_t max_object;	/* what one object may cost */
 	struct elfcache_stats st;
+	uint64_t deadline_ns;	/* of the sample being unwound */
+
+	/* the loader thread and its queue (see "the loader thread") */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t loaders[LOADER_THREADS];
+	unsigned nloaders;
+	bool loader_failed, stopping;
+	struct elf_load *queue, *queue_tail;
 };
+
+static void stop_loader(struct elfcache *c);
 
 static uint64_t mono_ns(void)
 {
@@ -172,6 +187,13 @@ struct elfcache *elfcache_new(uint64_t max_bytes, uint64_t max_object)
 {
 	struct elfcache *c = calloc(1, sizeof(*c));
 	if (c) {
+		pthread_condattr_t ca;
+		pthread_mutex_init(&c->lock, NULL);
+		/* deadlines are CLOCK_MONOTONIC, as mono_ns() */
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&c->cond, &ca);
+		pthread_condattr_destroy(&ca);
 		c->max_bytes = max_bytes;
 		/* not capped by max_bytes: that is the LRU's target, which
 		 * an object bigger than the whole cache still passes through */
@@ -184,12 +206,15 @@ void elfcache_free(struct elfcache *c)
 {
 	if (!c)
 		return;
+	stop_loader(c);
 	while (c->lru_head)
 		destroy(c, c->lru_head);
 	if (c->vdso) {
 		unload(c->vdso);
 		free(c->vdso);
 	}
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
@@ -309,18 +334,22 @@ static void charge(struct elfcache *c, struct elf_obj *o, size_t before)
 	c->st.bytes -= before;
 }
 
-static void load_into(struct elfcache *c, struct elf_obj *o, int fd,
+/* Loads o from fd; touches nothing of the cache (the loader calls it). */
+static void load_file(struct elfcache *c, struct elf_obj *o, int fd,
 		      int rootfd, const struct elf_src *src)
 {
 	char dir[PATH_MAX];
-	size_t before = o->bytes;
-	uint64_t t0 = mono_ns();
 	src_dir(src, dir, sizeof(dir));
 	if (elfobj_load(o, fd, rootfd, dir, c->max_object) < 0 && !o->loaded) {
 		/* Keep the failure: an object that cannot be parsed is
 		 * remembered as such instead of being retried per frame. */
 		o->loaded = true;
 	}
+}
+
+static void account_load(struct elfcache *c, struct elf_obj *o,
+			 const struct elf_src *src, uint64_t ns)
+{
 	if (o->fail)
 		c->st.fails[o->fail]++;
 	c->st.cfi_refused_fdes += o->cfi.refused_fdes;
@@ -330,26 +359,109 @@ static void load_into(struct elfcache *c, struct elf_obj *o, int fd,
 		  o->fail ? ", failed: " : "",
 		  o->fail ? elfobj_fail_name(o->fail) : "");
 	c->st.loads++;
-	c->st.load_ns += mono_ns() - t0;
+	c->st.load_ns += ns;
+}
+
+/* Reloads o on the sample thread; the loader may be reading o->loaded. */
+static void load_into(struct elfcache *c, struct elf_obj *o, int fd,
+		      int rootfd, const struct elf_src *src)
+{
+	size_t before = o->bytes;
+	uint64_t t0 = mono_ns();
+	pthread_mutex_lock(&c->lock);
+	load_file(c, o, fd, rootfd, src);
+	pthread_mutex_unlock(&c->lock);
+	account_load(c, o, src, mono_ns() - t0);
 	charge(c, o, before);
 }
 
-struct elf_obj *elfcache_get(struct elfcache *c, const struct elf_src *src)
-{
-	uint8_t key[ELFOBJ_KEY_MAX];
-	size_t klen = 0;
-	struct elf_obj *o;
+/* ---- the loader thread -------------------------------------------------- */
 
-	if (src->build_id_len) {
-		klen = make_key(key, 'B', src->build_id, src->build_id_len);
-		o = find_key(c, key, klen);
-		if (o && (o->loaded || elfcache_reload(c, o, src) == 0)) {
-			c->st.hits++;
-			o->refs++;
-			elfcache_touch(c, o);
-			return o;
-		}
+/*
+ * Finding and loading a new object (opening the file, reading its build
+ * id or hashing it, its symbols, CFI and debug file) is the slow part of
+ * unwinding, and the file is chosen by the process: it runs on loader
+ * threads so that the sample path waits for it only until the sample's
+ * deadline (--load-wait), then writes the object's frames unnamed and
+ * asks again with later samples.
+ *
+ * The cache itself stays the sample thread's: only it inserts, evicts
+ * and touches objects. The loader reads the hash chains (and o->loaded)
+ * to skip objects already there, so those chains and o->loaded change
+ * only under c->lock; the loader hands back a new object that nobody
+ * else sees until the sample thread inserts it.
+ */
+struct elf_load {
+	struct elf_src src;	/* path and build_id point into this */
+	char *path;
+	uint8_t build_id[ELFOBJ_BUILD_ID_MAX];
+	/* the loader's answer */
+	struct elf_obj *obj;	/* a new object, loaded, not in the cache */
+	uint8_t key[ELFOBJ_KEY_MAX];
+	uint8_t key_len;	/* the file's key (cached or new); 0: none */
+	uint8_t fail;		/* why there is none */
+	uint64_t load_ns;
+	bool done, abandoned;
+	bool waited;		/* the sample thread's: waited for once */
+	struct elf_load *next;
+};
+
+static void free_load(struct elf_load *ld)
+{
+	if (ld->obj) {
+		unload(ld->obj);
+		free(ld->obj);
 	}
+	free(ld->path);
+	free(ld);
+}
+
+static struct elf_obj *new_object(const uint8_t *key, size_t len,
+				  const struct stat *st)
+{
+	struct elf_obj *o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	memcpy(o->key, key, len);
+	o->key_len = (uint8_t)len;
+	o->st_dev = st->st_dev;
+	o->st_ino = st->st_ino;
+	o->st_size = (uint64_t)st->st_size;
+	o->st_mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000u +
+			 (uint64_t)st->st_mtim.tv_nsec;
+	o->bytes = sizeof(*o);
+	return o;
+}
+
+/* The file's key, and whether the cache has an object under it. */
+static bool cached_key(struct elfcache *c, const struct stat *st, int fd,
+		       uint8_t *key, size_t *len, bool *is_elf)
+{
+	*is_elf = true;
+	pthread_mutex_lock(&c->lock);
+	struct elf_obj *o = find_stat(c, st);
+	if (o) {
+		*len = o->key_len;
+		memcpy(key, o->key, *len);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (o)
+		return true;
+	*len = file_key(fd, st, key, is_elf);
+	pthread_mutex_lock(&c->lock);
+	o = find_key(c, key, *len);
+	pthread_mutex_unlock(&c->lock);
+	return o != NULL;
+}
+
+/* On the loader thread: finds the file of ld->src and, when the cache
+ * does not have it, loads it into a new object. */
+static void run_load(struct elfcache *c, struct elf_load *ld)
+{
+	const struct elf_src *src = &ld->src;
+	uint8_t key[ELFOBJ_KEY_MAX];
+	size_t klen = src->build_id_len ? make_key(key, 'B', src->build_id,
+						   src->build_id_len) : 0;
 	int mismatch = 0;
 	for (int route = 0; route < 3; route++) {
 		int rootfd;
@@ -357,65 +469,234 @@ struct elf_obj *elfcache_get(struct elfcache *c, const struct elf_src *src)
 		int fd = open_route(src, route, &rootfd, &st);
 		if (fd < 0)
 			continue;
-		o = find_stat(c, &st);
-		if (o && klen && (o->key_len != klen || memcmp(o->key, key, klen))) {
+		uint8_t fkey[ELFOBJ_KEY_MAX];
+		size_t flen;
+		bool is_elf;
+		bool cached = cached_key(c, &st, fd, fkey, &flen, &is_elf);
+		/* A path that holds another build of the file is the wrong
+		 * file: try the next route. */
+		if (klen && (flen != klen || memcmp(fkey, key, klen))) {
 			close_route(fd, rootfd);
-			mismatch = ELFOBJ_FAIL_MISMATCH;
+			mismatch = is_elf ? ELFOBJ_FAIL_MISMATCH
+					  : ELFOBJ_FAIL_NOT_ELF;
 			continue;
 		}
-		if (!o) {
-			uint8_t fkey[ELFOBJ_KEY_MAX];
-			bool is_elf;
-			size_t flen = file_key(fd, &st, fkey, &is_elf);
-			/* A host path that holds another build of the file
-			 * is the wrong file: try no further. */
-			if (klen && (flen != klen || memcmp(fkey, key, klen))) {
-				close_route(fd, rootfd);
-				mismatch = is_elf ? ELFOBJ_FAIL_MISMATCH
-						  : ELFOBJ_FAIL_NOT_ELF;
-				continue;
-			}
-			o = find_key(c, fkey, flen);
+		memcpy(ld->key, fkey, flen);
+		ld->key_len = (uint8_t)flen;
+		if (!cached) {
+			struct elf_obj *o = new_object(fkey, flen, &st);
+			uint64_t t0 = mono_ns();
 			if (!o) {
-				o = calloc(1, sizeof(*o));
-				if (!o) {
-					close_route(fd, rootfd);
-					c->st.fails[ELFOBJ_FAIL_NOMEM]++;
-					return NULL;
-				}
-				memcpy(o->key, fkey, flen);
-				o->key_len = (uint8_t)flen;
-				o->st_dev = st.st_dev;
-				o->st_ino = st.st_ino;
-				o->st_size = (uint64_t)st.st_size;
-				o->st_mtime_ns =
-					(uint64_t)st.st_mtim.tv_sec * 1000000000u +
-					(uint64_t)st.st_mtim.tv_nsec;
-				o->bytes = sizeof(*o);
-				insert(c, o);
-				if (!is_elf) {
-					o->loaded = true;
-					o->fail = ELFOBJ_FAIL_NOT_ELF;
-					c->st.fails[o->fail]++;
-				} else {
-					load_into(c, o, fd, rootfd, src);
-				}
-				close_route(fd, rootfd);
-				o->refs++;
-				return o;
+				ld->fail = ELFOBJ_FAIL_NOMEM;
+			} else if (!is_elf) {
+				o->loaded = true;
+				o->fail = ELFOBJ_FAIL_NOT_ELF;
+			} else {
+				load_file(c, o, fd, rootfd, src);
 			}
+			ld->obj = o;
+			ld->load_ns = mono_ns() - t0;
 		}
-		if (!o->loaded)
-			load_into(c, o, fd, rootfd, src);
-		else
-			c->st.hits++;
 		close_route(fd, rootfd);
+		return;
+	}
+	ld->fail = mismatch ? mismatch : ELFOBJ_FAIL_OPEN;
+}
+
+static void *loader_main(void *arg)
+{
+	struct elfcache *c = arg;
+	pthread_mutex_lock(&c->lock);
+	while (!c->stopping) {
+		struct elf_load *ld = c->queue;
+		if (!ld) {
+			pthread_cond_wait(&c->cond, &c->lock);
+			continue;
+		}
+		c->queue = ld->next;
+		if (!c->queue)
+			c->queue_tail = NULL;
+		pthread_mutex_unlock(&c->lock);
+		run_load(c, ld);
+		pthread_mutex_lock(&c->lock);
+		ld->done = true;
+		if (ld->abandoned)
+			free_load(ld);
+		pthread_cond_broadcast(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+void elfcache_set_deadline(struct elfcache *c, uint64_t deadline_ns)
+{
+	c->deadline_ns = deadline_ns;
+}
+
+/* The object the cache has under the record's build id: no file I/O. */
+static struct elf_obj *find_by_record(struct elfcache *c,
+				      const struct elf_src *src)
+{
+	uint8_t key[ELFOBJ_KEY_MAX];
+	if (!src->build_id_len)
+		return NULL;
+	size_t klen = make_key(key, 'B', src->build_id, src->build_id_len);
+	struct elf_obj *o = find_key(c, key, klen);
+	if (o && (o->loaded || elfcache_reload(c, o, src) == 0)) {
+		c->st.hits++;
 		o->refs++;
 		elfcache_touch(c, o);
 		return o;
 	}
-	c->st.fails[mismatch ? mismatch : ELFOBJ_FAIL_OPEN]++;
 	return NULL;
+}
+
+struct elf_load *elfcache_request(struct elfcache *c, const struct elf_src *src,
+				  struct elf_obj **obj)
+{
+	*obj = find_by_record(c, src);
+	if (*obj)
+		return NULL;
+	struct elf_load *ld = calloc(1, sizeof(*ld));
+	if (ld)
+		ld->path = strdup(src->path);
+	if (!ld || !ld->path) {
+		free(ld);
+		c->st.fails[ELFOBJ_FAIL_NOMEM]++;
+		return NULL;
+	}
+	ld->src = *src;
+	ld->src.path = ld->path;
+	ld->src.build_id_len = src->build_id_len < sizeof(ld->build_id)
+				       ? src->build_id_len : 0;
+	if (ld->src.build_id_len)
+		memcpy(ld->build_id, src->build_id, ld->src.build_id_len);
+	ld->src.build_id = ld->build_id;
+	pthread_mutex_lock(&c->lock);
+	while (c->nloaders < LOADER_THREADS && !c->loader_failed) {
+		if (pthread_create(&c->loaders[c->nloaders], NULL, loader_main,
+				   c) == 0)
+			c->nloaders++;
+		else
+			c->loader_failed = true;
+	}
+	bool queued = c->nloaders > 0;
+	if (queued) {
+		if (c->queue_tail)
+			c->queue_tail->next = ld;
+		else
+			c->queue = ld;
+		c->queue_tail = ld;
+		pthread_cond_broadcast(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!queued) {
+		/* no thread to be had: load here */
+		run_load(c, ld);
+		ld->done = true;
+	}
+	return ld;
+}
+
+/* On the sample thread: the loader's answer made an object of the cache. */
+static struct elf_obj *adopt(struct elfcache *c, struct elf_load *ld)
+{
+	struct elf_obj *n = ld->obj, *o = NULL;
+	ld->obj = NULL;
+	if (ld->key_len)
+		o = find_key(c, ld->key, ld->key_len);
+	if (n) {
+		account_load(c, n, &ld->src, ld->load_ns);
+		if (o) {
+			/* loaded twice meanwhile (two processes, one file) */
+			unload(n);
+			free(n);
+		} else {
+			pthread_mutex_lock(&c->lock);
+			insert(c, n);
+			pthread_mutex_unlock(&c->lock);
+			o = n;
+		}
+	} else if (o && (o->loaded || elfcache_reload(c, o, &ld->src) == 0)) {
+		c->st.hits++;
+	} else {
+		c->st.fails[ld->fail ? ld->fail : ELFOBJ_FAIL_OPEN]++;
+		return NULL;
+	}
+	o->refs++;
+	elfcache_touch(c, o);
+	return o;
+}
+
+bool elfcache_collect(struct elfcache *c, struct elf_load *ld,
+		      struct elf_obj **obj)
+{
+	pthread_mutex_lock(&c->lock);
+	/* Waited for once, to the deadline of one sample: a process whose
+	 * object is slow to load has many samples, which must not each
+	 * wait for it. */
+	if (!ld->done && !ld->waited) {
+		ld->waited = true;
+		struct timespec ts = {
+			.tv_sec = (time_t)(c->deadline_ns / 1000000000u),
+			.tv_nsec = (long)(c->deadline_ns % 1000000000u),
+		};
+		while (!ld->done &&
+		       pthread_cond_timedwait(&c->cond, &c->lock, &ts) !=
+			       ETIMEDOUT)
+			;
+	}
+	bool done = ld->done;
+	pthread_mutex_unlock(&c->lock);
+	if (!done) {
+		c->st.load_waits++;
+		return false;
+	}
+	*obj = adopt(c, ld);
+	free_load(ld);
+	return true;
+}
+
+void elfcache_abandon(struct elfcache *c, struct elf_load *ld)
+{
+	if (!ld)
+		return;
+	pthread_mutex_lock(&c->lock);
+	bool done = ld->done;
+	if (!done) {
+		/* still queued: take it out; running: the loader frees it */
+		struct elf_load **pp = &c->queue, *prev = NULL;
+		while (*pp && *pp != ld) {
+			prev = *pp;
+			pp = &(*pp)->next;
+		}
+		if (*pp) {
+			*pp = ld->next;
+			if (c->queue_tail == ld)
+				c->queue_tail = prev;
+			done = true;
+		} else {
+			ld->abandoned = true;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (done)
+		free_load(ld);
+}
+
+static void stop_loader(struct elfcache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->stopping = true;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	for (unsigned i = 0; i < c->nloaders; i++)
+		pthread_join(c->loaders[i], NULL);
+	while (c->queue) {
+		struct elf_load *ld = c->queue;
+		c->queue = ld->next;
+		free_load(ld);
+	}
 }
 
 int elfcache_reload(struct elfcache *c, struct elf_obj *o,
@@ -501,6 +782,10 @@ void elfcache_put(struct elfcache *c, struct elf_obj *o)
 
 void elfcache_trim(struct elfcache *c)
 {
+	if (c->st.bytes <= c->max_bytes)
+		return;
+	/* the loader reads the chains and o->loaded */
+	pthread_mutex_lock(&c->lock);
 	struct elf_obj *o = c->lru_tail;
 	while (c->st.bytes > c->max_bytes && o) {
 		struct elf_obj *prev = o->lru_prev;
@@ -515,6 +800,7 @@ void elfcache_trim(struct elfcache *c)
 		}
 		o = prev;
 	}
+	pthread_mutex_unlock(&c->lock);
 }
 
 void elfcache_stats(const struct elfcache *c, struct elfcache_stats *st)

@@ -15,6 +15,7 @@
 #ifndef CPA_UNWIND_ELFCACHE_H
 #define CPA_UNWIND_ELFCACHE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "elfobj.h"
@@ -35,6 +36,7 @@ struct elfcache_stats {
 	uint64_t fails[ELFOBJ_FAIL_COUNT];
 	uint64_t cfi_refused_fdes;	/* unsupported: malformed or too costly */
 	uint64_t load_ns;	/* time spent loading (warm-up cost) */
+	uint64_t load_waits;	/* lookups left unnamed: still loading */
 };
 
 struct elfcache;
@@ -42,12 +44,30 @@ struct elfcache;
 struct elfcache *elfcache_new(uint64_t max_bytes, uint64_t max_object);
 void elfcache_free(struct elfcache *c);
 
+struct elf_load;
+
 /*
- * The object of a mapped file, loaded, with a reference taken; NULL when
- * the file cannot be found at all. An object that loaded only partly (a
- * corrupt CFI section) is returned; its fail field says what went wrong.
+ * The object of a mapped file, as the loader thread finds and loads it.
+ * When the cache already has it by the build id src carries, *obj is it
+ * (referenced) and NULL is returned; otherwise *obj is NULL and the load
+ * is returned (NULL when out of memory), to be collected.
  */
-struct elf_obj *elfcache_get(struct elfcache *c, const struct elf_src *src);
+struct elf_load *elfcache_request(struct elfcache *c, const struct elf_src *src,
+				  struct elf_obj **obj);
+/*
+ * Waits for ld until the deadline of the current sample. false when the
+ * load is still running (counted); true when done: *obj is the object,
+ * loaded (perhaps partly: its fail field says what went wrong) and
+ * referenced, or NULL when the file cannot be found or was refused; ld
+ * is freed.
+ */
+bool elfcache_collect(struct elfcache *c, struct elf_load *ld,
+		      struct elf_obj **obj);
+/* Forgets a load whose mapping went away. */
+void elfcache_abandon(struct elfcache *c, struct elf_load *ld);
+/* Starts a sample: loads it needs are waited for until deadline_ns
+ * (CLOCK_MONOTONIC) at the latest. */
+void elfcache_set_deadline(struct elfcache *c, uint64_t deadline_ns);
 /* The host's vdso object (the same image in every process), referenced. */
 struct elf_obj *elfcache_vdso(struct elfcache *c);
 /* Reloads an object the cache unloaded. 0, or -1 when the file is gone. */

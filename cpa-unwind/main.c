@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ enum {
 	OPT_ENV,
 	OPT_MAX_CACHE,
 	OPT_MAX_OBJECT,
+	OPT_LOAD_WAIT,
 	OPT_MAX_PROCS,
 	OPT_MAX_DICT,
 	OPT_STATS,
@@ -45,6 +47,7 @@ struct args {
 	struct cpa_selfstats_opts selfstats;
 	struct cpa_labels labels;
 	const char *input;
+	bool load_wait_set;	/* --load-wait given */
 };
 
 static const char doc[] =
@@ -81,6 +84,10 @@ static const struct argp_option options[] = {
 	{ "max-object", OPT_MAX_OBJECT, "SIZE", 0,
 	  "Memory one ELF object may cost; a bigger one is refused, its "
 	  "frames left unnamed (default 64M)", 0 },
+	{ "load-wait", OPT_LOAD_WAIT, "DURATION", 0,
+	  "Longest a sample waits for the ELF objects it needs to load; "
+	  "past it their frames are written module+offset until loaded "
+	  "(default 150ms; no limit when the input is a file)", 0 },
 	{ "max-procs", OPT_MAX_PROCS, "N", 0,
 	  "Processes kept without an exit record (default 32768)", 0 },
 	{ "max-dict", OPT_MAX_DICT, "SIZE", 0,
@@ -138,6 +145,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MAX_OBJECT:
 		a->u.max_object = cpa_opt_size("--max-object", arg);
+		break;
+	case OPT_LOAD_WAIT:
+		a->u.load_wait_ns = cpa_opt_duration_ns("--load-wait", arg);
+		a->load_wait_set = true;
 		break;
 	case OPT_MAX_PROCS:
 		a->u.max_procs = (uint32_t)cpa_opt_uint("--max-procs", arg, 1,
@@ -205,6 +216,7 @@ int main(int argc, char **argv)
 			.names = { .demangle = true },
 			.max_cache = 256ull << 20,
 			.max_object = 64ull << 20,
+			.load_wait_ns = LOAD_WAIT_LIVE,
 			.max_procs = 32768,
 			.max_dict = 64ull << 20,
 		},
@@ -217,6 +229,12 @@ int main(int argc, char **argv)
 	int fd = 0;
 	if (a.input && (fd = open(a.input, O_RDONLY | O_CLOEXEC)) < 0)
 		cpa_die("%s: %s", a.input, strerror(errno));
+	/* A recording is unwound as fully as it can be, and the same way
+	 * every time: only a live stream (a pipe) has samples to keep
+	 * flowing while objects load. */
+	struct stat in_st;
+	if (!a.load_wait_set && fstat(fd, &in_st) == 0 && S_ISREG(in_st.st_mode))
+		a.u.load_wait_ns = LOAD_WAIT_FOREVER;
 
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);

@@ -36,6 +36,8 @@ static void release_mapping(struct proctab *t, struct mapping *m)
 {
 	if (m->obj && m->kind == MAPPING_FILE)
 		elfcache_put(t->cache, m->obj);
+	elfcache_abandon(t->cache, m->load);
+	m->load = NULL;
 	free(m->path);
 	m->obj = NULL;
 	m->path = NULL;
@@ -266,8 +268,17 @@ struct elf_obj *proc_mapping_obj(struct proctab *t, struct proc *p,
 	if (m->kind == MAPPING_VDSO) {
 		m->obj = elfcache_vdso(t->cache);
 	} else if (m->kind == MAPPING_FILE) {
-		struct elf_src src = mapping_src(p, m);
-		m->obj = elfcache_get(t->cache, &src);
+		/* Loaded off the sample path: until it is, the mapping's
+		 * frames are written module+offset. */
+		if (!m->load) {
+			struct elf_src src = mapping_src(p, m);
+			m->load = elfcache_request(t->cache, &src, &m->obj);
+		}
+		if (m->load) {
+			if (!elfcache_collect(t->cache, m->load, &m->obj))
+				return NULL;
+			m->load = NULL;
+		}
 	}
 	m->state = m->obj ? MAPPING_RESOLVED : MAPPING_FAILED;
 	return m->obj;

@@ -29,6 +29,7 @@ struct mapping {
 	uint64_t start, end, pgoff;
 	uint64_t inode;		/* of the file, 0 when unknown */
 	struct elf_obj *obj;	/* referenced once resolved */
+	struct elf_load *load;	/* while the loader thread works on it */
 	char *path;
 	const char *base;	/* basename of path, for module+offset frames */
 	uint8_t kind, state;

@@ -66,6 +66,7 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		return -1;
 	uint64_t t0 = mono_ns();
 	u->now_ns = t0;
+	elfcache_set_deadline(u->cache, t0 + u->opts.load_wait_ns);
 	u->st.raw_samples++;
 	if (u->have_ksyms)
 		kallsyms_refresh(&u->ksyms, t0);

@@ -44,12 +44,17 @@ struct unwind_stats {
 	uint64_t start_ns;		/* monotonic, first record */
 };
 
+/* --load-wait on a live stream, and on a recording (no limit) */
+#define LOAD_WAIT_LIVE 150000000ull
+#define LOAD_WAIT_FOREVER (UINT64_MAX / 2)
+
 struct unwind_opts {
 	enum unwind_mode mode;
 	struct name_opts names;
 	const char *env_keys;	/* --env KEY[,KEY...] or NULL */
 	uint64_t max_cache;
 	uint64_t max_object;	/* per ELF object, within max_cache */
+	uint64_t load_wait_ns;	/* --load-wait: per sample, for loads */
 	uint32_t max_procs;
 	uint64_t max_dict;	/* --max-dict: output dictionaries' bound */
 	const char *kallsyms;	/* --kallsyms FILE (tests) or NULL */

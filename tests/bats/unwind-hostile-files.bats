@@ -36,6 +36,7 @@ setup() {
 	T=$BATS_TEST_TMPDIR
 	B=$BATS_FILE_TMPDIR
 	PIPE_PIDS=""
+	UNWIND_OPTS=()
 }
 
 teardown() {
@@ -62,7 +63,7 @@ start_pipeline() {
 	mkfifo "$T/pipe"
 	cpa-capture --pid "$1" --duration "$2" --freq 199 >"$T/pipe" 2>"$T/capture.err" &
 	CAP_PID=$!
-	"${UNWIND_CAPS[@]}" cpa-unwind --folded --stats <"$T/pipe" \
+	"${UNWIND_CAPS[@]}" cpa-unwind --folded --stats "${UNWIND_OPTS[@]}" <"$T/pipe" \
 		>"$T/out.folded" 2>"$T/unwind.stats" &
 	UNWIND_PID=$!
 	PIPE_PIDS="$CAP_PID $UNWIND_PID"
@@ -168,4 +169,23 @@ container_symlink_case() {
 @test "the same without openat2: the component walk keeps the path in the root" {
 	export CPA_UNWIND_RESOLVE_WALK=1
 	container_symlink_case
+}
+
+@test "an object slow to load delays only its own names: unnamed while loading, named after" {
+	# 2M symbols, allowed by --max-object: seconds to load
+	"$CPA_BUILDDIR/tests/hostile/hostile-elf" --symbols 2000000 "$T/syms.so"
+	start_workload "$T/hostile.wl" "$CPA_BUILDDIR/tests/hostile/hostile-spin" "$T/syms.so"
+	HOSTILE_PID=$WL_PID
+	start_workload "$T/good.wl" "$WL/chain_nofp" --seconds 60
+	GOOD_PID=$WL_PID
+	UNWIND_OPTS=(--max-object 1G --load-wait 50ms)
+	start_pipeline "$HOSTILE_PID,$GOOD_PID" 60
+	# its frames come out unnamed while it loads: the sample path did
+	# not wait for it, and the other workload keeps its names
+	assert_flows_past '^hostile-spin;.*syms\.so+0x1000[ ;]'
+	# later samples get its names
+	wait_for 60 grep -q '^hostile-spin;.*main;enter_hostile;hostile_spin ' "$T/out.folded"
+	finish
+	grep -Eq 'elf cache .*still-loading=[1-9]' "$T/unwind.stats"
+	grep -Eq 'elf cache .*loads=[1-9]' "$T/unwind.stats"
 }
