@@ -150,6 +150,10 @@ static int next_stream(struct input *in, struct in_sample *s)
 			 * say nothing the store keeps */
 			break;
 		}
+		/* No sample yet and no whole record waiting: back to the main
+		 * loop, which ticks (and reports) rather than block in read. */
+		if (!input_ready(in))
+			return INPUT_IDLE;
 	}
 }
 

@@ -62,6 +62,9 @@ void input_apply_reset(struct input *in);
 /* input_next() returns INPUT_LOST at a LOST record: s->weight samples
  * were lost upstream at s->time_ns. */
 #define INPUT_LOST 3
+/* ... and INPUT_IDLE when it read records but no sample, and no whole
+ * record is waiting. */
+#define INPUT_IDLE 4
 const char *input_string(const struct input *in, uint32_t id,
 			 uint32_t *len);
 const uint32_t *input_stack(const struct input *in, uint32_t id,

@@ -243,6 +243,8 @@ int main(int argc, char **argv)
 							s.weight);
 					continue;
 				}
+				if (r == INPUT_IDLE)
+					break;
 				if (r <= 0) {
 					status = r < 0 ? CPA_EXIT_FAILURE : 0;
 					done = true;

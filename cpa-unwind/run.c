@@ -5,6 +5,7 @@
  * drive it with arbitrary streams.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +60,24 @@ static int handle(struct unwinder *u, struct output *out,
 	}
 }
 
+/*
+ * Waits in poll() rather than in the reader's read(): the statistics timer
+ * interrupts poll() but not a restarted read(), so an unwinder idle on an
+ * empty pipe still reports, and cpa monitor sees it alive without it ever
+ * waking for nothing.
+ */
+static void wait_input(struct unwinder *u, const struct cpa_reader *r)
+{
+	struct pollfd p = { .fd = r->fd, .events = POLLIN };
+	if (r->fd < 0 || r->eof)
+		return;
+	cpa_selfstats_poll();
+	while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+		stats_publish(u);
+		cpa_selfstats_poll();
+	}
+}
+
 int unwind_stream(struct unwinder *u, struct output *out,
 		  struct cpa_reader *r, const char *name)
 {
@@ -103,17 +122,19 @@ int unwind_stream(struct unwinder *u, struct output *out,
 			proctab_trim(u->procs);
 		}
 		/* counters are copied in batches: a report is at most 64
-		 * records behind */
-		if ((r->records & 63) == 0) {
+		 * records behind; a due report waits for no batch, as cpa
+		 * monitor takes a stage that stops reporting for hung */
+		if ((r->records & 63) == 0)
 			stats_publish(u);
-			cpa_selfstats_poll();
-		}
+		cpa_selfstats_poll();
 		/* About to wait for input: pass on what we have, so the
 		 * store downstream sees samples within a poll cycle of capture. */
 		if (cpa_reader_pending(r) == 0)
 			output_flush(out);
 		if (output_error(out))
 			break;
+		if (cpa_reader_pending(r) == 0)
+			wait_input(u, r);
 	}
 	/* Malformed input ends our stream without END, so downstream knows
 	 * it is incomplete too; what came before it is kept. */
