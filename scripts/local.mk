@@ -1,7 +1,6 @@
 # scripts/: the `cpa` wrapper, its systemd unit and default config, and the
 # set-up scripts named in the README.
-dist_bin_SCRIPTS += scripts/cpa
-EXTRA_DIST += scripts/quickstart scripts/check scripts/install-deps \
+EXTRA_DIST += scripts/cpa scripts/quickstart scripts/check scripts/install-deps \
 	scripts/install scripts/cpa.service scripts/cpa.conf
 
 cpaconfdir = $(sysconfdir)/cpa
@@ -14,4 +13,12 @@ install-data-local:
 	sed -e 's|@bindir[@]|$(bindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
 		$(srcdir)/scripts/cpa.service > '$(DESTDIR)$(systemdunitdir)/cpa.service'
 uninstall-local:
-	rm -f '$(DESTDIR)$(systemdunitdir)/cpa.service'
+	rm -f '$(DESTDIR)$(systemdunitdir)/cpa.service' '$(DESTDIR)$(bindir)/cpa'
+# cpa is installed with configure's version written in; run from the
+# source tree it asks the tools built next to it instead.
+install-exec-local:
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
+	sed -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' $(srcdir)/scripts/cpa \
+		> '$(DESTDIR)$(bindir)/cpa.tmp'
+	chmod 0755 '$(DESTDIR)$(bindir)/cpa.tmp'
+	mv '$(DESTDIR)$(bindir)/cpa.tmp' '$(DESTDIR)$(bindir)/cpa'

@@ -63,7 +63,8 @@ tests_fuzz_text_replay_SOURCES = tests/fuzz/text_fuzz.c tests/fuzz/replay.c
 tests_fuzz_text_replay_LDADD = $(UNIT_LDADD)
 EXTRA_DIST += tests/fuzz/corpus
 TESTS += tests/bats/fuzz.bats tests/bats/stream.bats tests/bats/pipeline.bats \
-	tests/bats/monitor.bats tests/bats/install.bats tests/bats/owners.bats
+	tests/bats/monitor.bats tests/bats/install.bats tests/bats/owners.bats \
+	tests/bats/cpa-show.bats tests/bats/cpa-compat.bats
 
 fuzz: $(BUILT_SOURCES)
 	@set -e; $(foreach t,$(FUZZ_TARGETS), \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# `cpa monitor`, `cpa show` and `cpa status`: the resident pipeline under
-# supervision, on real BPF capture.
+# `cpa monitor` and `cpa status`: the resident pipeline under supervision,
+# its watchdog, its documented examples and CPA's monitor options, on real
+# BPF capture. `cpa show` is in cpa-show.bats and cpa-compat.bats.
 load helper
 
 setup() {
@@ -17,6 +18,20 @@ teardown() {
 stage_pid() { sed -n "s/^$1=//p" "$CPA_RUN_DIR/stages" 2>/dev/null; }
 restarts() { sed -n 's/^restarts=//p' "$CPA_RUN_DIR/stages" 2>/dev/null; }
 restarted_once() { [ "$(restarts)" = 1 ]; }
+# stage_args STAGE: the command line of the stage, once it runs the tool.
+stage_runs() { tr '\0' ' ' <"/proc/$(stage_pid "$1")/cmdline" | grep "cpa-$1 " >/dev/null; }
+stage_args() {
+	wait_for 10 stage_runs "$1" >&2
+	tr '\0' ' ' <"/proc/$(stage_pid "$1")/cmdline"
+}
+# reported STAGE SECONDS: the stage's statistics, written by its current
+# process, say it has run SECONDS.
+reported() {
+	local f=$CPA_RUN_DIR/$1.stats
+	[ -f "$CPA_RUN_DIR/store/$1.stats" ] && f=$CPA_RUN_DIR/store/$1.stats
+	[ "$(sed -n 's/^pid=//p' "$f" 2>/dev/null)" = "$(stage_pid "$1")" ] &&
+		awk -F= -v s="$2" '/^uptime_s=/ { ok = $2 >= s } END { exit !ok }' "$f"
+}
 store_has() { cpa-query --dir "$STORE" --from "$1" --to now 2>/dev/null | grep "$2" >/dev/null; }
 windows_stored() { cpa-query --dir "$STORE" --list 2>/dev/null | awk '$1 ~ /^\// && $(NF-2) > 0 { ok = 1 } END { exit !ok }'; }
 
@@ -83,10 +98,9 @@ start_monitor() {
 	cpa monitor --config "$T/cpa.conf" --dir "$STORE" --freq 99 2>"$T/monitor.err" 3>&- &
 	MON=$!
 	wait_for 20 test -s "$CPA_RUN_DIR/stages"
-	args=$(tr '\0' ' ' <"/proc/$(stage_pid capture)/cmdline")
-	[[ "$args" == *"--freq=10"*"--freq=99"* ]]
-	args=$(tr '\0' ' ' <"/proc/$(stage_pid store)/cmdline")
-	[[ "$args" == *"--flush=1s"* ]]
+	[[ "$(stage_args capture)" == *"--freq=99"* ]]
+	[[ "$(stage_args capture)" != *"--freq=10"* ]]
+	[[ "$(stage_args store)" == *"--flush=1s"* ]]
 }
 
 @test "status: shows non-zero rates while the monitor runs" {
@@ -114,40 +128,131 @@ start_monitor() {
 	[[ "$output" == *"no running monitor"* ]]
 }
 
-@test "show: the same folded output as the equivalent cpa-query pipeline" {
-	gen="$CPA_BUILDDIR/tests/tools/gen-stream"
-	if [ -x "$gen" ]; then
-		"$gen" >"$T/in.stream"
-	else
-		printf 'app;main;run;leaf 5\napp;main;idle 2\n' >"$T/in.stream"
-	fi
-	cpa-store --dir "$STORE" <"$T/in.stream"
-	cpa show --dir "$STORE" --from @0 --to now --format folded -o "$T/show.folded"
-	cpa-query --dir "$STORE" --from @0 --to now | cpa-render --format folded >"$T/query.folded"
-	[ -s "$T/query.folded" ]
-	cmp "$T/show.folded" "$T/query.folded"
-	# CPA's name for the range listing works too.
-	run cpa show --dir "$STORE" --show_range
-	[ "$status" -eq 0 ]
-	[[ "$output" == *range* ]]
-	run cpa show --dir "$STORE" --bogus-option
-	[ "$status" -eq 2 ]
-	[[ "$output" == *"unknown option '--bogus-option'"* ]]
+@test "monitor: README's and cpa(1)'s examples: cpa monitor, cpa monitor --freq 99 --retain 3d" {
+	require_bpf
+	printf 'dir = %s\nflush = 1s\n' "$STORE" >"$T/cpa.conf"
+	export CPA_CONFIG=$T/cpa.conf
+	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 30
+	for example in "cpa monitor" "cpa monitor --freq 99 --retain 3d"; do
+		rm -rf "$STORE"
+		$example 2>"$T/monitor.err" 3>&- &
+		MON=$!
+		wait_for 20 test -s "$CPA_RUN_DIR/stages"
+		[[ "$(stage_args store)" == *"--dir=$STORE"* ]]
+		if [[ "$example" == *99* ]]; then
+			[[ "$(stage_args capture)" == *"--freq=99"* ]]
+			[[ "$(stage_args store)" == *"--retain=3d"* ]]
+		fi
+		wait_for 40 store_has @0 '^chain_fp;.*hot_leaf'
+		kill -TERM "$MON"
+		wait "$MON"
+		MON=""
+	done
 }
 
-@test "CPA's option names: --oneshot writes one profile; show takes --read, --starttime, --output_prof" {
+@test "monitor: --duration S stops after S seconds, exit 0; CPA's monitor names reach their stages" {
 	require_bpf
-	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 10
-	cpa monitor --oneshot --duration 2 --output_prof "$T/one.svg" 2>"$T/err"
-	xmllint --noout "$T/one.svg"
-	grep -q 'hot_leaf' "$T/one.svg"
-	printf 'app;main;run;leaf 5\n' | cpa-store --dir "$STORE"
-	cpa show --read "$STORE" --starttime @0 --endtime now --output_prof "$T/show.svg" 2>"$T/err"
-	grep -q 'leaf' "$T/show.svg"
-	run cpa show --read "$STORE" --use_cui
+	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 30
+	start=$(date +%s)
+	cpa monitor --store_dir "$STORE" --flush 1s --record_interval 2 --persistent_day 3 \
+		--max_store_size_mb 100 --max_cache_size_mb 64 --record_env_name HOME \
+		--stack_size 8192 --bench --strip_name_disable 1 --freq 49 --backend bpf \
+		--offcpu 1 --kernel_stack 0 --probe tracepoint:sched:sched_process_exec \
+		--duration 5 2>"$T/monitor.err" 3>&- &
+	MON=$!
+	wait_for 20 test -s "$CPA_RUN_DIR/stages"
+	cap=$(stage_args capture) unw=$(stage_args unwind) sto=$(stage_args store)
+	for a in --freq=49 --backend=bpf --offcpu --stack-size=8192 --stats \
+		--probe=tracepoint:sched:sched_process_exec --duration=; do
+		[[ " $cap " == *" $a"* ]]
+	done
+	[[ "$cap" != *--kernel-only* ]]
+	for a in --max-cache=64M --env=HOME --stats; do [[ " $unw " == *" $a "* ]]; done
+	for a in "--dir=$STORE" --interval=2 --retain=3d --max-size=100M --stats; do
+		[[ " $sto " == *" $a "* ]]
+	done
+	st=0
+	wait "$MON" || st=$?
+	MON=""
+	[ "$st" -eq 0 ]
+	took=$(( $(date +%s) - start ))
+	[ "$took" -ge 5 ]
+	grep -q -- '--duration 5 reached' "$T/monitor.err"
+	run ! grep -q 'restart' "$T/monitor.err"
+	# Two-second windows of the workload were stored.
+	cpa-query --dir "$STORE" --from @0 --to now | grep '^chain_fp;.*hot_leaf' >/dev/null
+	[ ! -e "$CPA_RUN_DIR/monitor.pid" ]
+}
+
+@test "monitor: CPA's -s, -F, -r, -P, -d short options" {
+	require_bpf
+	cpa monitor -s "$STORE" -F 19 -r 3 -P 2 -d 3 --flush 1s 2>"$T/monitor.err" 3>&- &
+	MON=$!
+	wait_for 20 test -s "$CPA_RUN_DIR/stages"
+	[[ "$(stage_args capture)" == *"--freq=19"* ]]
+	[[ "$(stage_args store)" == *"--dir=$STORE --interval=3 --retain=2d"* ]]
+	wait "$MON"
+	MON=""
+	grep -q -- '--duration 3 reached' "$T/monitor.err"
+}
+
+@test "monitor: CPA's 'name: value' config lines; bad values are rejected with their line" {
+	require_bpf
+	printf 'store_dir: %s\nfreq: 19\nflush = 1s\noffcpu: 1\nduration: 2\n' "$STORE" >"$T/cpa.conf"
+	cpa monitor --config "$T/cpa.conf" 2>"$T/monitor.err" 3>&- &
+	MON=$!
+	wait_for 20 test -s "$CPA_RUN_DIR/stages"
+	[[ "$(stage_args capture)" == *"--freq=19"*"--offcpu"* ]]
+	[[ "$(stage_args store)" == *"--dir=$STORE"* ]]
+	wait "$MON"
+	MON=""
+	printf 'persistent_day: soon\n' >"$T/bad.conf"
+	run cpa monitor --config "$T/bad.conf"
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"--use_cui (CPA) has no equivalent"* ]]
-	run cpa monitor --persistent_day soon
+	[[ "${lines[0]}" == "cpa: invalid --persistent_day 'soon': expected a whole number" ]]
+	run cpa monitor --duration soon
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"invalid --persistent_day 'soon'"* ]]
+	[[ "${lines[0]}" == "cpa: invalid --duration 'soon': expected seconds or a duration such as 10m" ]]
+	run cpa monitor --watchdog -1
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "cpa: invalid --watchdog '-1': expected a number of intervals (0: off)" ]]
+	run cpa monitor --format svg
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "cpa: -o, --output, --output_prof, --format and --title need --oneshot" ]]
+}
+
+@test "watchdog: a stopped unwind stage is found hung; the pipeline restarts, counted, and samples flow again" {
+	require_bpf
+	start_monitor --stats-interval 1s --watchdog 3
+	wait_for 30 windows_stored || { grep -v 'stats:' "$T/monitor.err"; false; }
+	wait_for 20 reported unwind 1
+	old=$(stage_pid unwind)
+	kill -STOP "$old"
+	wait_for 30 restarted_once
+	grep -q "unwind stage hung: no statistics for [0-9]*s (pid $old); restarting the pipeline" "$T/monitor.err"
+	[ "$(sed -n 's/^hung=//p' "$CPA_RUN_DIR/stages")" = 1 ]
+	[ "$(stage_pid unwind)" != "$old" ]
+	run ! kill -0 "$old"
+	run cpa status
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *"pipeline restarts 1 (1 for a hung stage)" ]]
+	after=$(date +%s)
+	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 30
+	wait_for 40 store_has "@$after" '^chain_fp;.*hot_leaf'
+	[ "$(restarts)" = 1 ]
+}
+
+@test "watchdog: an idle but healthy pipeline is not restarted" {
+	require_bpf
+	# Capture only a process that sleeps: no samples reach unwind or store.
+	sleep 120 3>&- &
+	WL_BG_PIDS="${WL_BG_PIDS:-} $!"
+	start_monitor --pid $! --stats-interval 1s --watchdog 2
+	# Ten intervals, each stage reporting throughout: five times the
+	# watchdog's limit.
+	for stage in capture unwind store; do
+		wait_for 40 reported "$stage" 10
+	done
+	[ "$(restarts)" = 0 ]
+	run ! grep -q 'hung' "$T/monitor.err"
 }
