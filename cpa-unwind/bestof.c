@@ -14,6 +14,9 @@
  * A frame-pointer-less program gives the FP chain one or two frames and
  * then garbage, which rarely ends at a root; code without CFI (JIT) but
  * with frame pointers gives a whole FP chain where DWARF stops early.
+ *
+ * Before the rule, a DWARF walk cut by the end of the snapshot has been
+ * continued with the FP chain where the two meet (splice.c).
  */
 #include <string.h>
 

@@ -6,7 +6,7 @@ cpa_unwind_cpa_unwind_SOURCES = \
 	cpa-unwind/sample.c \
 	cpa-unwind/cgroups.c cpa-unwind/cgroups.h \
 	cpa-unwind/bestof.c \
-	cpa-unwind/walk.c cpa-unwind/walk.h \
+	cpa-unwind/walk.c cpa-unwind/walk.h cpa-unwind/splice.c \
 	cpa-unwind/cfi.c cpa-unwind/cfi.h \
 	cpa-unwind/cfi_exec.c cpa-unwind/cfi_exec.h \
 	cpa-unwind/frames.c \
@@ -78,7 +78,8 @@ UNWIND_FUZZ_SRCS_unwind_perfmap = cpa-unwind/perfmap.c cpa-unwind/safeopen.c \
 	cpa-unwind/symtab.c
 UNWIND_CORE_SRCS = cpa-unwind/run.c cpa-unwind/sample.c cpa-unwind/bestof.c \
 	cpa-unwind/cgroups.c \
-	cpa-unwind/walk.c cpa-unwind/cfi.c cpa-unwind/cfi_exec.c \
+	cpa-unwind/walk.c cpa-unwind/splice.c cpa-unwind/cfi.c \
+	cpa-unwind/cfi_exec.c \
 	cpa-unwind/frames.c cpa-unwind/proc.c cpa-unwind/elfcache.c \
 	cpa-unwind/elfobj.c cpa-unwind/safeopen.c cpa-unwind/symtab.c \
 	cpa-unwind/kallsyms.c \
@@ -111,9 +112,9 @@ FUZZ_CFLAGS_unwind_stream = $(LIBDW_CFLAGS)
 # perf maps and display names.
 check_PROGRAMS += tests/unit/unwind_test
 tests_unit_unwind_test_SOURCES = tests/unit/unwind_test.c tests/unit/unit.h \
-	cpa-unwind/walk.c cpa-unwind/proc.c cpa-unwind/elfcache.c \
-	cpa-unwind/elfobj.c cpa-unwind/safeopen.c cpa-unwind/symtab.c \
-	cpa-unwind/cfi.c cpa-unwind/cfi_exec.c \
+	cpa-unwind/walk.c cpa-unwind/splice.c cpa-unwind/proc.c \
+	cpa-unwind/elfcache.c cpa-unwind/elfobj.c cpa-unwind/safeopen.c \
+	cpa-unwind/symtab.c cpa-unwind/cfi.c cpa-unwind/cfi_exec.c \
 	cpa-unwind/perfmap.c cpa-unwind/demangle.c cpa-unwind/inline.c \
 	cpa-unwind/output.c
 tests_unit_unwind_test_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)

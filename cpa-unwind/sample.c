@@ -89,6 +89,9 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	if (p && u->opts.mode != UNWIND_FP && s.stack_len && s.n_regs > CPA_REG_BP) {
 		walk_dwarf(u->procs, p, &s, &u->dwarf);
 		walked = true;
+		if (u->opts.mode == UNWIND_BEST)
+			splice_fp(&u->dwarf, s.user_ips, s.n_user,
+				  s.regs[CPA_REG_BP]);
 		u->st.walk_end[u->dwarf.end]++;
 		u->st.fp_steps += u->dwarf.fp_steps;
 		choice = u->opts.mode == UNWIND_DWARF

@@ -19,6 +19,7 @@ static const char *const end_names[WALK_END_COUNT] = {
 	[WALK_BAD_STACK] = "bad-stack",
 	[WALK_NO_PROGRESS] = "no-progress",
 	[WALK_DEPTH] = "depth",
+	[WALK_SPLICED] = "spliced",
 };
 
 const char *walk_end_name(unsigned end)
@@ -70,6 +71,7 @@ void walk_dwarf(struct proctab *t, struct proc *p,
 {
 	r->n = 0;
 	r->fp_steps = 0;
+	r->bp_known = false;
 	if (s->n_regs <= CPA_REG_BP || s->stack_len < 8 || !s->stack) {
 		r->end = WALK_NO_SNAPSHOT;
 		if (s->n_regs > CPA_REG_IP && s->regs[CPA_REG_IP])
@@ -196,4 +198,6 @@ void walk_dwarf(struct proctab *t, struct proc *p,
 	}
 out:
 	r->end = why;
+	r->bp_known = bp_known;
+	r->bp = bp;
 }

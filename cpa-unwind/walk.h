@@ -30,6 +30,7 @@ enum walk_end {
 	WALK_BAD_STACK,		/* a rule pointed outside the snapshot */
 	WALK_NO_PROGRESS,	/* the stack pointer did not move up */
 	WALK_DEPTH,		/* WALK_MAX_FRAMES reached */
+	WALK_SPLICED,		/* truncated, continued by the FP chain */
 	WALK_END_COUNT
 };
 
@@ -38,6 +39,8 @@ struct walk_result {
 	uint32_t n;
 	uint32_t fp_steps;	/* frames taken by the rbp fallback */
 	uint8_t end;		/* enum walk_end */
+	bool bp_known;		/* bp holds the frame pointer where the */
+	uint64_t bp;		/* walk stopped (for splice_fp) */
 };
 
 static inline bool walk_complete(const struct walk_result *r)
@@ -50,5 +53,11 @@ const char *walk_end_name(unsigned end);
 /* Walks the user stack of s in process p. */
 void walk_dwarf(struct proctab *t, struct proc *p,
 		const struct cpa_raw_sample *s, struct walk_result *r);
+
+/* Continues r, cut by the end of the snapshot (WALK_TRUNCATED), with the
+ * sample's FP chain fp[0..nfp) taken from the same registers, bp0 the
+ * sampled frame pointer; r->end becomes WALK_SPLICED (splice.c). */
+bool splice_fp(struct walk_result *r, const uint64_t *fp, unsigned nfp,
+	       uint64_t bp0);
 
 #endif

@@ -431,6 +431,42 @@ static int compare_loaded(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* A walk cut by its snapshot continues with the FP chain where they meet. */
+static void test_splice(void)
+{
+	/* leaf in libc, libc frame, caller (FP), its caller... */
+	const uint64_t fp[] = { 0x100, 0x300, 0x400, 0x500 };
+
+	/* stopped with the sampled frame pointer: fp[1..] follow */
+	r = (struct walk_result){ .n = 3, .end = WALK_TRUNCATED,
+				  .bp_known = true, .bp = 0x7ff0 };
+	r.ips[0] = 0x100; r.ips[1] = 0x200; r.ips[2] = 0x280;
+	CHECK(splice_fp(&r, fp, 4, 0x7ff0));
+	CHECK(r.n == 6 && r.end == WALK_SPLICED);
+	CHECK(r.ips[2] == 0x280 && r.ips[3] == 0x300 && r.ips[5] == 0x500);
+
+	/* past the first frame-pointer frame: joined at 0x400 */
+	r = (struct walk_result){ .n = 4, .end = WALK_TRUNCATED,
+				  .bp_known = true, .bp = 0x7f00 };
+	r.ips[0] = 0x100; r.ips[1] = 0x200; r.ips[2] = 0x300; r.ips[3] = 0x400;
+	CHECK(splice_fp(&r, fp, 4, 0x7ff0));
+	CHECK(r.n == 5 && r.ips[4] == 0x500);
+
+	/* nowhere to meet, a whole walk, another sample's chain */
+	r = (struct walk_result){ .n = 2, .end = WALK_TRUNCATED,
+				  .bp_known = true, .bp = 0x7f00 };
+	r.ips[0] = 0x100; r.ips[1] = 0x200;
+	CHECK(!splice_fp(&r, fp, 4, 0x7ff0));
+	CHECK(r.n == 2 && r.end == WALK_TRUNCATED);
+	r.bp = 0x7ff0;
+	r.end = WALK_OUTERMOST;
+	CHECK(!splice_fp(&r, fp, 4, 0x7ff0));
+	r.end = WALK_TRUNCATED;
+	r.ips[0] = 0x104;
+	CHECK(!splice_fp(&r, fp, 4, 0x7ff0));
+	CHECK(!splice_fp(&r, fp, 1, 0x7ff0));
+}
+
 int main(int argc, char **argv)
 {
 	elf_version(EV_CURRENT);
@@ -452,6 +488,7 @@ int main(int argc, char **argv)
 	test_cfi_lookup();
 	test_hostile_cfi();
 	test_walk();
+	test_splice();
 	test_symtab();
 	test_perfmap();
 	test_names();
