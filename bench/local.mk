@@ -11,3 +11,4 @@ bench-programs: bench/workload_fp bench/workload_nofp
 .PHONY: bench-programs
 CLEANFILES += bench/workload_fp bench/workload_nofp
 EXTRA_DIST += bench/run
+EXTRA_DIST += bench/offcpu-cost

@@ -470,6 +470,9 @@ static __always_inline void end_phase(struct offcpu_state *st, __u32 tid,
 	__u64 dur = now - st->start_ns;
 	struct capture_scratch *s;
 	struct capture_event *ev;
+	__u64 *regs = NULL;
+	__u8 *stack = NULL;
+	__u32 len = 0;
 
 	if (!(offcpu_want & (1u << kind)) || dur < offcpu_min_ns)
 		return;
@@ -495,33 +498,82 @@ static __always_inline void end_phase(struct offcpu_state *st, __u32 tid,
 			      st->kernel_ips);
 	bpf_probe_read_kernel(ev->user_ips, sizeof(ev->user_ips),
 			      st->user_ips);
-	if (offcpu_stack_size) {
+	/* the stack copy: in the state itself, or in a table of its own */
+	if (st->n_regs) {
+		regs = st->regs;
+		len = st->stack_len;
+		if (len > OFFCPU_INLINE_STACK)
+			len = OFFCPU_INLINE_STACK;
+		stack = st->stack;
+	} else if (offcpu_stack_size > OFFCPU_INLINE_STACK) {
 		struct offcpu_snap *sn = bpf_map_lookup_elem(&offcpu_snaps, &tid);
 
 		if (sn) {
-			__u32 len = sn->stack_len;
-
+			regs = sn->regs;
+			len = sn->stack_len;
 			if (len > OFFCPU_MAX_STACK)
 				len = OFFCPU_MAX_STACK;
-			ev->regs[0] = sn->regs[0];
-			ev->regs[1] = sn->regs[1];
-			ev->regs[2] = sn->regs[2];
-			ev->n_regs = CAPTURE_NREGS;
+			stack = sn->stack;
 			ev->flags |= sn->flags;
-			if (len && !bpf_probe_read_kernel(s->stack, len,
-							  sn->stack))
-				ev->stack_len = len;
 		}
+	}
+	if (regs) {
+		ev->regs[0] = regs[0];
+		ev->regs[1] = regs[1];
+		ev->regs[2] = regs[2];
+		ev->n_regs = CAPTURE_NREGS;
+		if (len && !bpf_probe_read_kernel(s->stack, len, stack))
+			ev->stack_len = len;
 	}
 	submit(s);
 }
 
-/* The switching-out task's user registers and stack, for --offcpu-stack-
- * size; prev is current in sched_switch. */
+/* The current task's user registers, saved at kernel entry, into
+ * regs[CAPTURE_NREGS]; returns sp. */
+static __always_inline __u64 save_user_regs(__u64 *regs)
+{
+	struct pt_regs *r =
+		(struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	regs[0] = PT_REGS_IP_CORE(r);
+	regs[1] = PT_REGS_SP_CORE(r);
+	regs[2] = PT_REGS_FP_CORE(r);
+	return regs[1];
+}
+
+/*
+ * The switching-out task's user registers and the first bytes of its
+ * stack, kept in its off-CPU state (a --offcpu-stack-size up to
+ * OFFCPU_INLINE_STACK); prev is current in sched_switch. One read does:
+ * only a stack whose top lies within the limit makes it fail, and then
+ * the rest of sp's page is what there is.
+ */
+static __always_inline void save_small_snapshot(struct offcpu_state *st)
+{
+	__u64 sp = save_user_regs(st->regs);
+	__u32 n = offcpu_stack_size, room;
+
+	st->n_regs = CAPTURE_NREGS;
+	if (n > OFFCPU_INLINE_STACK)
+		n = OFFCPU_INLINE_STACK;
+	if (bpf_probe_read_user(st->stack, n, (void *)sp)) {
+		room = CAPTURE_PAGE - (sp & (CAPTURE_PAGE - 1));
+		n = room < n ? room : 0;
+		barrier_var(n);
+		if (n > OFFCPU_INLINE_STACK)
+			n = OFFCPU_INLINE_STACK;
+		if (n && bpf_probe_read_user(st->stack, n, (void *)sp))
+			n = 0;
+	}
+	st->stack_len = n;
+	st->flags |= copy_flags(n, offcpu_stack_size);
+}
+
+/* The switching-out task's user registers and stack, for a --offcpu-
+ * stack-size above OFFCPU_INLINE_STACK; prev is current in sched_switch. */
 static __always_inline void save_snapshot(__u32 tid)
 {
 	struct offcpu_snap *sn = bpf_map_lookup_elem(&offcpu_snaps, &tid);
-	struct pt_regs *regs;
 
 	if (!sn) {
 		__u32 zero = 0;
@@ -539,12 +591,9 @@ static __always_inline void save_snapshot(__u32 tid)
 		if (!sn)
 			return;
 	}
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	sn->regs[0] = PT_REGS_IP_CORE(regs);
-	sn->regs[1] = PT_REGS_SP_CORE(regs);
-	sn->regs[2] = PT_REGS_FP_CORE(regs);
 	sn->stack_len = copy_stack_pages(sn->stack, OFFCPU_MAX_STACK,
-					 sn->regs[1], offcpu_stack_size);
+					 save_user_regs(sn->regs),
+					 offcpu_stack_size);
 	sn->flags = copy_flags(sn->stack_len, offcpu_stack_size);
 }
 
@@ -632,6 +681,8 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 	}
 	st->n_kernel = n / 8;
 	st->n_user = 0;
+	st->n_regs = 0;
+	st->stack_len = 0;
 	if (user_stacks && BPF_CORE_READ(prev, mm)) {
 		n = bpf_get_stack(ctx, st->user_ips, sizeof(st->user_ips),
 				  BPF_F_USER_STACK);
@@ -640,8 +691,10 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 			n = 0;
 		}
 		st->n_user = n / 8;
-		if (offcpu_stack_size)
+		if (offcpu_stack_size > OFFCPU_INLINE_STACK)
 			save_snapshot(tid);
+		else if (offcpu_stack_size)
+			save_small_snapshot(st);
 	}
 	st->flags |= CAPTURE_F_IN_KERNEL;
 }
@@ -689,7 +742,7 @@ int BPF_PROG(sched_exit, struct task_struct *p)
 	__u32 tid = BPF_CORE_READ(p, pid);
 
 	bpf_map_delete_elem(&offcpu, &tid);
-	if (offcpu_stack_size)
+	if (offcpu_stack_size > OFFCPU_INLINE_STACK)
 		bpf_map_delete_elem(&offcpu_snaps, &tid);
 	return 0;
 }

@@ -108,6 +108,15 @@ enum offcpu_phase {
 #define OFFCPU_WANT_YIELDED (1u << CAPTURE_KIND_SCHED_YIELDED)
 #define OFFCPU_WANT_DELAY (1u << CAPTURE_KIND_SCHED_DELAY)
 
+/* --offcpu-stack-size up to this many bytes is kept in the task's
+ * off-CPU state itself: enough for the frames of libc's blocking wrappers
+ * (at most 256 bytes from sp to the caller's return address in Debian 12's
+ * glibc, pthread_cond_wait the deepest) and the frame of their caller, so
+ * cpa-unwind can unwind them by CFI and continue with the frame-pointer
+ * chain. */
+#define OFFCPU_INLINE_STACK 1024
+#define OFFCPU_DEFAULT_STACK 512
+
 /* Per task off-CPU state: the stacks taken at switch-out wait here until
  * the interval ends. The loader reads the table at stop to flush the
  * intervals still open. */
@@ -124,11 +133,17 @@ struct offcpu_state {
 	char pcomm[CAPTURE_COMM_LEN];
 	__u64 kernel_ips[CAPTURE_MAX_FRAMES];
 	__u64 user_ips[CAPTURE_MAX_FRAMES];
+	/* user registers and stack copy for a small --offcpu-stack-size */
+	__u64 regs[CAPTURE_NREGS];
+	__u16 n_regs;
+	__u16 stack_len;
+	__u32 pad2;
+	__u8 stack[OFFCPU_INLINE_STACK];
 };
 
-/* --offcpu-stack-size: user registers and a stack copy taken at
- * switch-out, kept per task (in a table of its own, used only when asked
- * for) until the interval ends, so off-CPU samples can be DWARF-unwound. */
+/* A larger --offcpu-stack-size: user registers and a stack copy taken at
+ * switch-out, kept per task in a table of its own (used only when asked
+ * for) until the interval ends. */
 #define OFFCPU_MAX_STACK (16 * 1024)
 
 struct offcpu_snap {

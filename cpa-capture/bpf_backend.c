@@ -347,8 +347,9 @@ static void flush_open_intervals(void)
 {
 	int fd = bpf_map__fd(skel->maps.offcpu);
 	int snap_fd = bpf_map__fd(skel->maps.offcpu_snaps);
-	struct offcpu_snap *snap = skel->rodata->offcpu_stack_size ?
-					   cpa_malloc(sizeof(*snap)) : NULL;
+	struct offcpu_snap *snap =
+		skel->rodata->offcpu_stack_size > OFFCPU_INLINE_STACK ?
+			cpa_malloc(sizeof(*snap)) : NULL;
 	uint64_t now = mono_now_ns();
 	struct offcpu_state st;
 	uint32_t key, next;
@@ -388,7 +389,13 @@ static void flush_open_intervals(void)
 		memcpy(s.kernel_ips, st.kernel_ips, 8u * s.n_kernel);
 		memcpy(s.user_ips, st.user_ips, 8u * s.n_user);
 		trim_bpf_frames(&s);
-		if (snap && bpf_map_lookup_elem(snap_fd, &key, snap) == 0) {
+		if (st.n_regs == CAPTURE_NREGS) {
+			memcpy(s.regs, st.regs, sizeof(st.regs));
+			s.n_regs = CAPTURE_NREGS;
+			s.stack_len = st.stack_len <= OFFCPU_INLINE_STACK ?
+					      st.stack_len : 0;
+			s.stack = st.stack;
+		} else if (snap && bpf_map_lookup_elem(snap_fd, &key, snap) == 0) {
 			memcpy(s.regs, snap->regs, sizeof(snap->regs));
 			s.n_regs = CAPTURE_NREGS;
 			s.flags |= snap->flags;
@@ -553,7 +560,7 @@ int bpf_backend_open(const struct capture_config *config,
 	bpf_map__set_max_entries(skel->maps.scratch,
 				 (uint32_t)ncpus * SLOT_COUNT);
 	bpf_map__set_max_entries(skel->maps.cpus, (uint32_t)ncpus);
-	if (!skel->rodata->offcpu_stack_size)
+	if (skel->rodata->offcpu_stack_size <= OFFCPU_INLINE_STACK)
 		bpf_map__set_max_entries(skel->maps.offcpu_snaps, 1);
 	bpf_program__set_autoload(skel->progs.on_cpu,
 				  !cfg->no_oncpu || cfg->irqoff);

@@ -25,15 +25,19 @@ dist_man1_MANS += docs/man/cpa-capture.1
 # Tests: real BPF capture against workloads with known behaviour.
 dist_check_DATA += tests/bats/capture_helper.bash
 TESTS += tests/bats/capture-options.bats tests/bats/capture.bats \
-	tests/bats/capture-offcpu.bats
+	tests/bats/capture-offcpu.bats tests/bats/offcpu-callers.bats
 EXTRA_DIST += tests/bats/capture-options.bats tests/bats/capture.bats \
-	tests/bats/capture-offcpu.bats
-check_PROGRAMS += tests/workloads/sleeper tests/workloads/writer
+	tests/bats/capture-offcpu.bats tests/bats/offcpu-callers.bats
+check_PROGRAMS += tests/workloads/sleeper tests/workloads/writer \
+	tests/workloads/blocker
 tests_workloads_sleeper_SOURCES = tests/workloads/sleeper.c
 tests_workloads_sleeper_CFLAGS = $(WL_FP_CFLAGS)
 tests_workloads_sleeper_LDADD = -lpthread
 tests_workloads_writer_SOURCES = tests/workloads/writer.c
 tests_workloads_writer_CFLAGS = $(WL_FP_CFLAGS)
+tests_workloads_blocker_SOURCES = tests/workloads/blocker.c
+tests_workloads_blocker_CFLAGS = $(WL_FP_CFLAGS)
+tests_workloads_blocker_LDADD = -lpthread
 
 # Unit tests of the parts that need no kernel: release checks, probe specs
 # and the time-ordered output queue.

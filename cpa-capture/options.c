@@ -95,9 +95,9 @@ static const struct argp_option opts[] = {
 	{ "offcpu-min", OPT_OFFCPU_MIN, "DURATION", 0,
 	  "shortest interval recorded, per phase (default 1ms)", 3 },
 	{ "offcpu-stack-size", OPT_OFFCPU_STACK_SIZE, "BYTES", 0,
-	  "also copy user registers and BYTES of user stack at switch-out "
-	  "for DWARF unwinding: 0 (default, frame pointers only) or 4K..16K "
-	  "in 4K steps", 3 },
+	  "user registers and BYTES of user stack copied at switch-out, "
+	  "for unwinding through libraries without frame pointers: 0 (frame "
+	  "pointers only) or 64..16K in steps of 64 (default 512)", 3 },
 
 	{ NULL, 0, NULL, 0, "Probes and detectors:", 4 },
 	{ "probe", OPT_PROBE, "SPEC", 0,
@@ -239,9 +239,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_OFFCPU_STACK_SIZE:
 		v = cpa_opt_size("--offcpu-stack-size", arg);
-		if (v != 0 && (v < 4096 || v > OFFCPU_MAX_STACK || v % 4096))
+		if (v != 0 && (v < 64 || v > OFFCPU_MAX_STACK || v % 64))
 			cpa_die_usage("invalid --offcpu-stack-size '%s': "
-				      "expected 0 or 4K to 16K in steps of 4K",
+				      "expected 0 or 64 to 16K in steps of 64",
 				      arg);
 		cfg->offcpu_stack_size = (unsigned)v;
 		cfg->offcpu = true;
@@ -290,6 +290,7 @@ void capture_parse_options(int argc, char **argv, struct capture_config *cfg)
 	cfg->freq = CAPTURE_DEFAULT_FREQ;
 	cfg->stack_size = CAPTURE_DEFAULT_STACK;
 	cfg->offcpu_min_ns = 1000000;
+	cfg->offcpu_stack_size = OFFCPU_DEFAULT_STACK;
 	cfg->offcpu_want = OFFCPU_WANT_BLOCKED | OFFCPU_WANT_PREEMPTED |
 			   OFFCPU_WANT_YIELDED | OFFCPU_WANT_DELAY;
 	argp_parse(&argp, argc, argv, 0, NULL, cfg);
