@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -573,6 +574,12 @@ struct elf_load *elfcache_request(struct elfcache *c, const struct elf_src *src,
 		memcpy(ld->build_id, src->build_id, ld->src.build_id_len);
 	ld->src.build_id = ld->build_id;
 	pthread_mutex_lock(&c->lock);
+	/* Loaders block every signal: the statistics timer must interrupt
+	 * the main thread's wait for input, or an idle cpa-unwind stops
+	 * reporting and cpa monitor takes it for hung. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	while (c->nloaders < LOADER_THREADS && !c->loader_failed) {
 		if (pthread_create(&c->loaders[c->nloaders], NULL, loader_main,
 				   c) == 0)
@@ -580,6 +587,7 @@ struct elf_load *elfcache_request(struct elfcache *c, const struct elf_src *src,
 		else
 			c->loader_failed = true;
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	bool queued = c->nloaders > 0;
 	if (queued) {
 		if (c->queue_tail)
