@@ -51,7 +51,8 @@ static void list_lost(const struct store_set *ss, FILE *out)
 {
 	struct cpa_store_lost *r = ss->lost;
 	size_t n = ss->n_lost;
-	qsort(r, n, sizeof(*r), lost_cmp);
+	if (n)
+		qsort(r, n, sizeof(*r), lost_cmp);
 	for (size_t i = 0; i < n;) {
 		struct cpa_store_lost l = r[i++];
 		while (i < n && r[i].from <= l.to) {

@@ -36,8 +36,18 @@ static void test_codec(void)
 	CHECK(cpa_store_header_decode(h, sizeof(h), CPA_STORE_DATA, &maj, &min,
 				      &iv, &st, err, sizeof(err)) == -1);
 
-	struct cpa_store_index_entry e = {1, 2, 10 * S, 12 * S, 64, 64, 100, 0,
-					  2}, d;
+	/* compared whole: padding zeroed on both sides */
+	struct cpa_store_index_entry e, d;
+	memset(&e, 0, sizeof(e));
+	memset(&d, 0, sizeof(d));
+	e.cover_from = 1;
+	e.cover_to = 2;
+	e.min_start = 10 * S;
+	e.max_end = 12 * S;
+	e.data_off = 64;
+	e.dict_off = 64;
+	e.data_len = 100;
+	e.n_windows = 2;
 	uint8_t ie[CPA_STORE_INDEX_ENTRY];
 	cpa_store_index_encode(ie, &e);
 	CHECK(cpa_store_index_decode(ie, &d, err, sizeof(err)) == 0);
