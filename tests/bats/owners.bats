@@ -10,7 +10,7 @@ load helper
 # suite on one host never share a cgroup.
 hex64() { od -An -N32 -tx1 /dev/urandom | tr -d ' \n'; }
 
-cgroup2_root() { findmnt -t cgroup2 -n -o TARGET | head -1; }
+cgroup2_root() { findmnt -t cgroup2 -n -o TARGET | sed -n 1p; }
 
 # The cgroups, relative to the cgroup2 mount, in creation order.
 owner_cgroups() {
@@ -147,7 +147,7 @@ roots_of() {
 	cpa-query --dir "$F/s" --pid "$(cat "$F/late.pid")" --labels container >"$F/q"
 	cat "$F/q"
 	grep cgroup "$F/unwind.stats"
-	run bash -c "grep -o '^\[container [0-9a-f]*\]' '$F/q' | sort -u"
+	run bash -c "set -o pipefail; grep -o '^\[container [0-9a-f]*\]' '$F/q' | sort -u"
 	[ "$output" = "[container $L]" ]
 	local with without
 	with=$(awk '/^\[container / {n += $NF} END {print n + 0}' "$F/q")
