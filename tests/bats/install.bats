@@ -16,10 +16,14 @@ setup() {
 	grep -q '^freq = 49$' "$P/etc/cpa/cpa.conf"
 	unit=$P/lib/systemd/system/cpa.service
 	grep -qx "ExecStart=$P/bin/cpa monitor --config $P/etc/cpa/cpa.conf" "$unit"
-	# The installed wrapper finds the installed tools and reads the config.
-	run env CPA_CONFIG="$P/etc/cpa/cpa.conf" "$P/bin/cpa" show --dir "$BATS_TEST_TMPDIR/none" --list
+	# The installed wrapper finds the installed tools (no build directory
+	# on its PATH) and accepts the installed config, monitor keys and all.
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run env PATH=/usr/bin:/bin CPA_CONFIG="$P/etc/cpa/cpa.conf" \
+		"$P/bin/cpa" show --dir "$BATS_TEST_TMPDIR/empty" --list
 	echo "$output"
-	[[ "$output" != *"not found"* ]]
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "range empty" ]
 	make -s -C "$CPA_BUILDDIR" uninstall prefix="$P" sysconfdir="$P/etc" >/dev/null
 	left=$(find "$P" -type f)
 	echo "left after uninstall: $left"
