@@ -65,9 +65,10 @@ void stores_open(struct store_set *ss, const char *const *dirs, size_t n)
 		}
 		cpa_store_names_free(names, nn);
 	}
-	qsort(ss->segs, ss->n, sizeof(*ss->segs), seg_cmp);
-	if (ss->n)
+	if (ss->n) {	/* none: segs is NULL, which qsort may not be given */
+		qsort(ss->segs, ss->n, sizeof(*ss->segs), seg_cmp);
 		ss->interval_ns = ss->segs[0].interval_ns;
+	}
 }
 
 void stores_free(struct store_set *ss)
