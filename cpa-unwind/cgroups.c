@@ -15,7 +15,10 @@
 
 #define WALK_INTERVAL_NS 1000000000ull
 #define WALK_DEPTH 32		/* kubepods nest 4 deep; systemd 3 */
-#define MAX_CGROUPS (1u << 20)	/* paths kept; past it new ones go unnamed */
+/* Paths kept, and their bytes: a container with a delegated subtree can
+ * make cgroups at will, so past either bound new ones go unnamed. */
+#define MAX_CGROUPS (1u << 16)
+#define MAX_PATH_BYTES (16u << 20)
 
 struct cg {
 	uint64_t id;
@@ -30,6 +33,7 @@ struct cgroups {
 	uint64_t last_walk_ns;
 	bool walked;
 	uint64_t walks;
+	size_t path_bytes;
 };
 
 static char *find_cgroup2_mount(void)
@@ -71,13 +75,17 @@ static void remember(struct cgroups *c, uint64_t id, const char *path)
 		/* ids are not reused while the cgroup lives; a rename
 		 * (rare) takes the new name */
 		if (strcmp(old->path, path)) {
+			c->path_bytes += strlen(path);
+			c->path_bytes -= strlen(old->path);
 			free(old->path);
 			old->path = cpa_strdup(path);
 		}
 		return;
 	}
-	if (c->n >= MAX_CGROUPS)
+	size_t len = strlen(path) + 1;
+	if (c->n >= MAX_CGROUPS || c->path_bytes + len > MAX_PATH_BYTES)
 		return;
+	c->path_bytes += len;
 	CPA_GROW(c->e, c->cap, c->n + 1);
 	c->e[c->n] = (struct cg){id, cpa_strdup(path)};
 	cpa_htab_add(&c->index, &pr, (uint32_t)c->n);

@@ -7,7 +7,9 @@
  * life of the process: a cgroup created after start is found by the next
  * walk, one removed since keeps the name it had. A miss walks again at
  * most once per second, so a stream of unknown ids costs one walk a
- * second, not one per sample.
+ * second, not one per sample. At most 65536 paths and 16 MiB of them are
+ * kept (a delegated subtree can make cgroups at will); past that, new
+ * cgroups go unnamed.
  */
 #ifndef CPA_UNWIND_CGROUPS_H
 #define CPA_UNWIND_CGROUPS_H
