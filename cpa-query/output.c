@@ -111,6 +111,9 @@ static void fold_end(struct sink *k, const struct cpa_segment_info *si,
 		CPA_GROW(s->kind, s->kind_cap, (size_t)id + 1);
 		if (is_new)
 			s->kind[id] = ls->kind;
+		else if (cpa_kind_unit(s->kind[id]) !=
+			 cpa_kind_unit(ls->kind) && !s->two_units)
+			s->two_units = id;
 		qmap_add(&s->lines, e->a, id, e->v);
 		if (size > (1u << 20)) {
 			fclose(f);
@@ -282,41 +285,21 @@ int fold_write_split(struct fold_sink *s, const char *dir)
 int fold_write_pprof(struct fold_sink *s, int fd, uint64_t period_ns,
 		     uint64_t start_ns, uint64_t end_ns)
 {
+	/* on-CPU samples and probe hits carry no marker: one stack can
+	 * be both, and a profile cannot sum samples with counts */
+	if (s->two_units) {
+		cpa_err("pprof: the stack '%s' has weights in two units; "
+			"choose an event kind with --kind",
+			cpa_strtab_get(s->text, s->two_units, NULL));
+		return -1;
+	}
 	size_t n;
 	struct row *rows = collect(s, 0, false, &n);
-	/* A profile has one unit: the heaviest kind's, by line count. */
-	uint64_t per_unit[8] = {0};
+	struct cpa_pprof *p = cpa_pprof_new(period_ns);
 	for (size_t i = 0; i < n; i++)
-		per_unit[cpa_kind_unit(s->kind[rows[i].id]) & 7]++;
-	unsigned unit = 0;
-	for (unsigned u = 1; u < 8; u++)
-		if (per_unit[u] > per_unit[unit])
-			unit = u;
-	struct cpa_pprof *p = cpa_pprof_new((enum cpa_unit)unit, period_ns);
-	const char **frames = NULL;
-	size_t fcap = 0, skipped = 0;
-	for (size_t i = 0; i < n; i++) {
-		if ((unsigned)cpa_kind_unit(s->kind[rows[i].id]) != unit) {
-			skipped++;
-			continue;
-		}
-		/* frames split as cpa-render splits the same line */
-		char *line = cpa_strdup(rows[i].text);
-		const char *at = line, *end = line + strlen(line), *f;
-		size_t flen;
-		uint32_t nf = 0;
-		while (cpa_folded_frame(&at, end, &f, &flen)) {
-			CPA_GROW(frames, fcap, (size_t)nf + 1);
-			line[f - line + flen] = '\0';
-			frames[nf++] = flen ? f : "[unknown]";
-		}
-		cpa_pprof_add(p, frames, nf, (int64_t)rows[i].v[0]);
-		free(line);
-	}
-	if (skipped)
-		cpa_warn("pprof: left out %zu stacks measured in another unit "
-			 "than %s; pick one with --kind", skipped,
-			 cpa_unit_name((enum cpa_unit)unit));
+		cpa_pprof_add_folded(p, cpa_kind_unit(s->kind[rows[i].id]),
+				     rows[i].text, strlen(rows[i].text),
+				     rows[i].v[0]);
 	if (end_ns > start_ns)
 		cpa_pprof_set_time(p, start_ns, end_ns - start_ns);
 	char err[256];
@@ -324,7 +307,6 @@ int fold_write_pprof(struct fold_sink *s, int fd, uint64_t period_ns,
 	if (r < 0)
 		cpa_err("pprof: %s", err);
 	cpa_pprof_free(p);
-	free(frames);
 	free(rows);
 	return r;
 }

@@ -28,6 +28,7 @@ struct fold_sink {
 	struct cpa_strtab *text;	/* line id -> "frame;...;leaf" */
 	uint16_t *kind;			/* line id -> event kind */
 	size_t kind_cap;
+	uint32_t two_units;		/* a line met in two units, 0 none */
 	/* per segment: labelset -> the labelset that prints the same */
 	const struct cpa_store_dict *d;
 	struct cpa_stacktab *proj;	/* label tuple -> group id */

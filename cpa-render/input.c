@@ -407,15 +407,32 @@ static void push_timed(struct profile *p, uint64_t t, uint64_t w,
 	p->timed[p->ntimed++] = (struct timed){ t, w, leaf };
 }
 
-/* One graph has one unit: 0, or -1 with err set on a second unit. */
-static int unit_check(struct profile *p, const struct cpa_sample *s,
-		      uint64_t off, char *err, size_t errlen)
+/*
+ * One graph has one unit: 0, or -1 with err set on a second unit. A pprof
+ * profile keeps each unit in its own column, so there each stack only
+ * remembers its unit, and only a stack met in two units is refused.
+ */
+static int unit_check(struct profile *p, const struct render_opts *o,
+		      const struct cpa_sample *s, uint32_t leaf, uint64_t off,
+		      char *err, size_t errlen)
 {
 	enum cpa_unit u = cpa_kind_unit(s->kind);
 
 	if (!p->unit_known) {
 		p->unit = u;
 		p->unit_known = true;
+	}
+	if (o->format == FORMAT_PPROF) {
+		CPA_GROW_ZERO(p->leaf_unit, p->cap_leaf_unit, (size_t)leaf + 1);
+		uint8_t *lu = &p->leaf_unit[leaf];
+		if (!*lu)
+			*lu = (uint8_t)(u + 1);
+		else if (*lu != u + 1)
+			return cpa_fail_at(err, errlen, off, "samples in %s "
+					   "on a stack of samples in %s; "
+					   "choose an event kind with --kind",
+					   cpa_unit_name(u),
+					   cpa_unit_name(*lu - 1));
 	} else if (p->unit != u) {
 		return cpa_fail_at(err, errlen, off, "samples in %s after "
 				   "samples in %s; one graph has one unit, "
@@ -423,6 +440,23 @@ static int unit_check(struct profile *p, const struct cpa_sample *s,
 				   cpa_unit_name(u), cpa_unit_name(p->unit));
 	}
 	return 0;
+}
+
+/* The sampling frequency gives pprof its period; cpa-query's window
+ * length the end of the last window. */
+static void meta_read(struct profile *p, const struct cpa_meta *m)
+{
+	char v[32] = "";
+	memcpy(v, m->value, m->value_len < 31 ? m->value_len : 31);
+	unsigned long long n = strtoull(v, NULL, 10);
+
+	if ((m->key_len == 4 && !memcmp(m->key, "freq", 4)) ||
+	    (m->key_len == 9 && !memcmp(m->key, "frequency", 9))) {
+		if (n > 0 && n <= 1000000)
+			p->period_ns = 1000000000ull / n;
+	} else if (m->key_len == 11 && !memcmp(m->key, "interval_ns", 11)) {
+		p->interval_ns = n;
+	}
 }
 
 static int read_stream(struct profile *p, const struct render_opts *o, int fd,
@@ -467,9 +501,10 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 				break;
 			if (s.weight == 0)
 				break;
-			if (unit_check(p, &s, rec.offset, err, sizeof(err)) < 0)
-				goto bad;
 			uint32_t leaf = sample_leaf(o, &st, &s);
+			if (unit_check(p, o, &s, leaf, rec.offset, err,
+				       sizeof(err)) < 0)
+				goto bad;
 			if (add_weight(p, leaf, s.weight, 0, name, "byte",
 				       rec.offset) < 0)
 				goto out;
@@ -488,15 +523,7 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 		case CPA_REC_META:
 			if (cpa_decode_meta(&rec, &m, err, sizeof(err)) < 0)
 				goto bad;
-			/* the sampling frequency gives pprof its period */
-			if ((m.key_len == 4 && !memcmp(m.key, "freq", 4)) ||
-			    (m.key_len == 9 && !memcmp(m.key, "frequency", 9))) {
-				char v[32] = "";
-				memcpy(v, m.value, m.value_len < 31 ? m.value_len : 31);
-				unsigned long hz = strtoul(v, NULL, 10);
-				if (hz > 0 && hz <= 1000000)
-					p->period_ns = 1000000000ull / hz;
-			}
+			meta_read(p, &m);
 			break;
 		case CPA_REC_RAW_SAMPLE:
 			p->raw++;
@@ -587,6 +614,7 @@ void profile_free(struct profile *p)
 {
 	tree_free(&p->tree);
 	free(p->timed);
+	free(p->leaf_unit);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -77,8 +77,8 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Text and pprof:", 3 },
 	{ "top", OPT_TOP, "N", 0, "text: rows of the top lists (default 20)", 3 },
 	{ "freq", OPT_FREQ, "HZ", 0,
-	  "pprof: sampling frequency, for CPU time (default from the stream, "
-	  "else 49)", 3 },
+	  "pprof: sampling frequency, for CPU time (default from the stream's "
+	  "meta; without it, no CPU time)", 3 },
 	{ 0 },
 };
 

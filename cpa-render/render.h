@@ -66,6 +66,9 @@ struct profile {
 	uint64_t skipped;		/* malformed folded lines skipped */
 	uint64_t raw;			/* unsymbolized samples in a stream */
 	uint64_t period_ns;		/* from the stream's meta, 0 unknown */
+	uint64_t interval_ns;		/* of cpa-query's windows, 0 none */
+	uint8_t *leaf_unit;		/* pprof of a stream: node -> unit + 1 */
+	size_t cap_leaf_unit;
 	struct timed *timed;
 	size_t ntimed, captimed;
 };

@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "buf.h"
+#include "folded.h"
 #include "intern.h"
 #include "log.h"
 #include "pprof.h"
@@ -49,13 +50,15 @@ struct loc {
 	uint64_t address;
 };
 
+#define NUNITS (CPA_UNIT_PAGES + 1)
+
 struct cpa_pprof {
-	enum cpa_unit unit;
 	uint64_t period;
+	unsigned units;			/* bit per enum cpa_unit added */
 	uint64_t start_ns, duration_ns;
 	struct cpa_strtab *strings;	/* ids are string_table indexes */
 	struct cpa_stacktab *stacks;	/* location ids, leaf first */
-	int64_t *values;		/* per stack id */
+	uint64_t (*values)[NUNITS];	/* per stack id, per unit */
 	uint32_t nvalues;
 	uint32_t *loc_of_name;		/* string id -> location id */
 	uint32_t cap_loc_of_name;
@@ -104,12 +107,11 @@ static uint32_t str_id(struct cpa_pprof *p, const char *s, size_t len)
 	return cpa_strtab_intern(p->strings, s, len, &is_new);
 }
 
-struct cpa_pprof *cpa_pprof_new(enum cpa_unit unit, uint64_t period)
+struct cpa_pprof *cpa_pprof_new(uint64_t period)
 {
 	struct cpa_pprof *p = cpa_calloc(1, sizeof(*p));
 
-	p->unit = unit;
-	p->period = unit == CPA_UNIT_SAMPLES ? period : 0;
+	p->period = period;
 	p->strings = cpa_strtab_new();
 	p->stacks = cpa_stacktab_new();
 	return p;
@@ -164,9 +166,9 @@ static size_t module_offset(const char *s, size_t len, uint64_t *off)
 	return (size_t)(plus - s);
 }
 
-static uint32_t location_of(struct cpa_pprof *p, const char *frame)
+static uint32_t location_of(struct cpa_pprof *p, const char *frame,
+			    size_t len)
 {
-	size_t len = strlen(frame);
 	uint32_t name = str_id(p, frame, len);
 
 	CPA_GROW_ZERO(p->loc_of_name, p->cap_loc_of_name, (size_t)name + 1);
@@ -200,18 +202,51 @@ static uint32_t location_of(struct cpa_pprof *p, const char *frame)
 	return p->nlocs;
 }
 
-void cpa_pprof_add(struct cpa_pprof *p, const char *const *frames, uint32_t n,
-		   int64_t value)
+/* The stack in frame_buf[0..n-1], root first, gets value in unit's column. */
+static void add_stack(struct cpa_pprof *p, enum cpa_unit unit, uint32_t n,
+		      uint64_t value)
 {
 	bool is_new;
 
-	CPA_GROW(p->frame_buf, p->frame_cap, n);
+	if ((unsigned)unit >= NUNITS)
+		unit = CPA_UNIT_COUNT;
 	/* pprof lists a sample's locations leaf first */
-	for (uint32_t i = 0; i < n; i++)
-		p->frame_buf[n - 1 - i] = location_of(p, frames[i]);
+	for (uint32_t i = 0; i < n / 2; i++) {
+		uint32_t t = p->frame_buf[i];
+		p->frame_buf[i] = p->frame_buf[n - 1 - i];
+		p->frame_buf[n - 1 - i] = t;
+	}
 	uint32_t id = cpa_stacktab_intern(p->stacks, p->frame_buf, n, &is_new);
 	CPA_GROW_ZERO(p->values, p->nvalues, (size_t)id + 1);
-	p->values[id] += value;
+	/* a sum past INT64_MAX is refused when written */
+	uint64_t *v = &p->values[id][unit];
+	*v = *v + value < *v ? UINT64_MAX : *v + value;
+	p->units |= 1u << unit;
+}
+
+void cpa_pprof_add(struct cpa_pprof *p, enum cpa_unit unit,
+		   const char *const *frames, uint32_t n, uint64_t value)
+{
+	CPA_GROW(p->frame_buf, p->frame_cap, n);
+	for (uint32_t i = 0; i < n; i++)
+		p->frame_buf[i] = location_of(p, frames[i], strlen(frames[i]));
+	add_stack(p, unit, n, value);
+}
+
+void cpa_pprof_add_folded(struct cpa_pprof *p, enum cpa_unit unit,
+			  const char *stack, size_t len, uint64_t value)
+{
+	const char *at = stack, *f;
+	size_t flen;
+	uint32_t n = 0;
+
+	/* frames split as cpa-render splits a folded line */
+	while (cpa_folded_frame(&at, stack + len, &f, &flen)) {
+		CPA_GROW(p->frame_buf, p->frame_cap, (size_t)n + 1);
+		p->frame_buf[n++] = flen ? location_of(p, f, flen)
+					 : location_of(p, "[unknown]", 9);
+	}
+	add_stack(p, unit, n, value);
 }
 
 static void put_value_type(struct cpa_buf *b, unsigned field, uint32_t type,
@@ -222,45 +257,155 @@ static void put_value_type(struct cpa_buf *b, unsigned field, uint32_t type,
 	put_msg(b, field, tmp);
 }
 
+/* Each unit's value type, as Go's own profiles name them. */
+static const char *const type_name[NUNITS][2] = {
+	[CPA_UNIT_SAMPLES] = { "samples", "count" },
+	[CPA_UNIT_NS] = { "off_cpu", "nanoseconds" },
+	[CPA_UNIT_COUNT] = { "events", "count" },
+	[CPA_UNIT_BYTES] = { "space", "bytes" },
+	[CPA_UNIT_PAGES] = { "pages", "count" },
+};
+
+/*
+ * Locations, mappings and samples are written in name order, not in the
+ * order they were added: the same stacks make the same profile whichever
+ * tool adds them, in whichever order (cpa-query by folded line,
+ * cpa-render by tree node).
+ */
+struct order {
+	const struct cpa_pprof *p;
+	const uint32_t *loc_rank;	/* location id - 1 -> new id */
+};
+
+static int str_cmp(const struct cpa_pprof *p, uint32_t a, uint32_t b)
+{
+	uint32_t la, lb;
+	const char *sa = a ? cpa_strtab_get(p->strings, a, &la) : "";
+	const char *sb = b ? cpa_strtab_get(p->strings, b, &lb) : "";
+
+	if (!a)
+		la = 0;
+	if (!b)
+		lb = 0;
+	int c = memcmp(sa, sb, la < lb ? la : lb);
+	return c ? c : (la > lb) - (la < lb);
+}
+
+static int by_loc_name(const void *x, const void *y, void *ctx)
+{
+	const struct cpa_pprof *p = ((const struct order *)ctx)->p;
+	return str_cmp(p, p->locs[*(const uint32_t *)x].name,
+		       p->locs[*(const uint32_t *)y].name);
+}
+
+static int by_mapping_name(const void *x, const void *y, void *ctx)
+{
+	const struct cpa_pprof *p = ((const struct order *)ctx)->p;
+	return str_cmp(p, p->mappings[*(const uint32_t *)x],
+		       p->mappings[*(const uint32_t *)y]);
+}
+
+/* Stacks by their frames' new ids, root first. */
+static int by_stack(const void *x, const void *y, void *ctx)
+{
+	const struct order *o = ctx;
+	uint32_t na, nb;
+	const uint32_t *a = cpa_stacktab_get(o->p->stacks, *(const uint32_t *)x,
+					     &na);
+	const uint32_t *b = cpa_stacktab_get(o->p->stacks, *(const uint32_t *)y,
+					     &nb);
+
+	for (uint32_t i = 1; i <= na && i <= nb; i++) {
+		uint32_t ra = o->loc_rank[a[na - i] - 1];
+		uint32_t rb = o->loc_rank[b[nb - i] - 1];
+		if (ra != rb)
+			return ra < rb ? -1 : 1;
+	}
+	return (na > nb) - (na < nb);
+}
+
+/* perm[0..n-1] = 0..n-1 sorted by cmp; rank[perm[i]] = i + 1. */
+static uint32_t *sorted(uint32_t n, uint32_t *rank,
+			int (*cmp)(const void *, const void *, void *),
+			struct order *o)
+{
+	uint32_t *perm = cpa_malloc(((size_t)n + 1) * sizeof(*perm));
+
+	for (uint32_t i = 0; i < n; i++)
+		perm[i] = i;
+	qsort_r(perm, n, sizeof(*perm), cmp, o);
+	for (uint32_t i = 0; i < n; i++)
+		rank[perm[i]] = i + 1;
+	return perm;
+}
+
+/*
+ * One column per unit present, in enum order, and after samples/count
+ * cpu/nanoseconds when the period is known; a sample has a value in each
+ * column, zero in those of other units. The default column is CPU time,
+ * else the first.
+ */
 static void encode(struct cpa_pprof *p, struct cpa_buf *b)
 {
 	struct cpa_buf m = { 0 }, packed = { 0 };
-	const char *type, *unit;
-	uint32_t ncols = 1;
+	uint32_t ncols = 0, type[NUNITS + 1], unit[NUNITS + 1];
+	int col_of[NUNITS], cpu_col = -1;
+	unsigned units = p->units ? p->units : 1u << CPA_UNIT_SAMPLES;
 
-	switch (p->unit) {
-	case CPA_UNIT_SAMPLES: type = "samples"; unit = "count"; break;
-	case CPA_UNIT_NS: type = "off_cpu"; unit = "nanoseconds"; break;
-	case CPA_UNIT_BYTES: type = "space"; unit = "bytes"; break;
-	case CPA_UNIT_PAGES: type = "pages"; unit = "count"; break;
-	default: type = "events"; unit = "count"; break;
-	}
-	uint32_t t0 = str_id(p, type, strlen(type));
-	uint32_t u0 = str_id(p, unit, strlen(unit));
-	put_value_type(b, PROFILE_SAMPLE_TYPE, t0, u0, &m);
-	uint32_t cpu = 0, ns = 0;
-	if (p->period) {
-		/* on-CPU: CPU time too, one period per sample */
-		cpu = str_id(p, "cpu", 3);
-		ns = str_id(p, "nanoseconds", 11);
-		put_value_type(b, PROFILE_SAMPLE_TYPE, cpu, ns, &m);
-		ncols = 2;
-	}
-
-	uint32_t nstacks = cpa_stacktab_count(p->stacks);
-	for (uint32_t id = 1; id <= nstacks; id++) {
-		uint32_t n;
-		const uint32_t *locs = cpa_stacktab_get(p->stacks, id, &n);
-		int64_t v = id < p->nvalues ? p->values[id] : 0;
-
-		if (!v)
+	for (unsigned u = 0; u < NUNITS; u++) {
+		col_of[u] = -1;
+		if (!(units & 1u << u))
 			continue;
+		col_of[u] = (int)ncols;
+		type[ncols] = str_id(p, type_name[u][0], strlen(type_name[u][0]));
+		unit[ncols] = str_id(p, type_name[u][1], strlen(type_name[u][1]));
+		ncols++;
+		if (u == CPA_UNIT_SAMPLES && p->period) {
+			cpu_col = (int)ncols;
+			type[ncols] = str_id(p, "cpu", 3);
+			unit[ncols] = str_id(p, "nanoseconds", 11);
+			ncols++;
+		}
+	}
+	for (uint32_t c = 0; c < ncols; c++)
+		put_value_type(b, PROFILE_SAMPLE_TYPE, type[c], unit[c], &m);
+
+	struct order o = { .p = p };
+	uint32_t *loc_rank = cpa_malloc(((size_t)p->nlocs + 1) * sizeof(uint32_t));
+	uint32_t *map_rank = cpa_malloc(((size_t)p->nmappings + 1) *
+					sizeof(uint32_t));
+	uint32_t *loc_perm = sorted(p->nlocs, loc_rank, by_loc_name, &o);
+	uint32_t *map_perm = sorted(p->nmappings, map_rank, by_mapping_name,
+				    &o);
+	o.loc_rank = loc_rank;
+
+	/* the stacks that have a value, in order */
+	uint32_t nstacks = cpa_stacktab_count(p->stacks), nkept = 0;
+	uint32_t *stacks = cpa_malloc(((size_t)nstacks + 1) * sizeof(uint32_t));
+	for (uint32_t id = 1; id <= nstacks && id < p->nvalues; id++)
+		for (unsigned u = 0; u < NUNITS; u++)
+			if (p->values[id][u]) {
+				stacks[nkept++] = id;
+				break;
+			}
+	qsort_r(stacks, nkept, sizeof(*stacks), by_stack, &o);
+
+	for (uint32_t k = 0; k < nkept; k++) {
+		uint32_t n;
+		const uint32_t *locs = cpa_stacktab_get(p->stacks, stacks[k], &n);
+		const uint64_t *v = p->values[stacks[k]];
+
 		for (uint32_t i = 0; i < n; i++)
-			cpa_buf_uleb128(&packed, locs[i]);
+			cpa_buf_uleb128(&packed, loc_rank[locs[i] - 1]);
 		put_msg(&m, SAMPLE_LOCATION_ID, &packed);	/* packed ids */
-		cpa_buf_uleb128(&packed, (uint64_t)v);
-		if (ncols == 2)	/* wraps like the int64 it encodes, never UB */
-			cpa_buf_uleb128(&packed, (uint64_t)v * p->period);
+		for (unsigned u = 0; u < NUNITS; u++) {
+			if (col_of[u] < 0)
+				continue;
+			cpa_buf_uleb128(&packed, v[u]);
+			if ((int)u == CPA_UNIT_SAMPLES && cpu_col >= 0)
+				/* wraps like the int64 it encodes, never UB */
+				cpa_buf_uleb128(&packed, v[u] * p->period);
+		}
 		put_bytes(&m, SAMPLE_VALUE, packed.p, packed.len);
 		packed.len = 0;
 		put_msg(b, PROFILE_SAMPLE, &m);
@@ -270,27 +415,35 @@ static void encode(struct cpa_pprof *p, struct cpa_buf *b)
 		put_int(&m, MAPPING_ID, i + 1);
 		put_int(&m, MAPPING_START, (uint64_t)(i + 1) * MAPPING_SPAN);
 		put_int(&m, MAPPING_LIMIT, (uint64_t)(i + 2) * MAPPING_SPAN);
-		put_int(&m, MAPPING_FILENAME, p->mappings[i]);
+		put_int(&m, MAPPING_FILENAME, p->mappings[map_perm[i]]);
 		put_int(&m, MAPPING_HAS_FUNCTIONS, 1);
 		put_msg(b, PROFILE_MAPPING, &m);
 	}
 
 	/* one function per distinct frame, sharing the location's id */
 	for (uint32_t i = 0; i < p->nlocs; i++) {
-		const struct loc *l = &p->locs[i];
+		const struct loc *l = &p->locs[loc_perm[i]];
+		uint32_t mid = l->mapping ? map_rank[l->mapping - 1] : 0;
 		put_int(&m, LOCATION_ID, i + 1);
-		put_int(&m, LOCATION_MAPPING_ID, l->mapping);
-		put_int(&m, LOCATION_ADDRESS, l->address);
+		put_int(&m, LOCATION_MAPPING_ID, mid);
+		if (mid)	/* the same offset in the mapping's new place */
+			put_int(&m, LOCATION_ADDRESS, (uint64_t)mid * MAPPING_SPAN +
+				l->address % MAPPING_SPAN);
 		put_int(&packed, LINE_FUNCTION_ID, i + 1);
 		put_msg(&m, LOCATION_LINE, &packed);
 		put_msg(b, PROFILE_LOCATION, &m);
 	}
 	for (uint32_t i = 0; i < p->nlocs; i++) {
 		put_int(&m, FUNCTION_ID, i + 1);
-		put_int(&m, FUNCTION_NAME, p->locs[i].name);
-		put_int(&m, FUNCTION_SYSTEM_NAME, p->locs[i].name);
+		put_int(&m, FUNCTION_NAME, p->locs[loc_perm[i]].name);
+		put_int(&m, FUNCTION_SYSTEM_NAME, p->locs[loc_perm[i]].name);
 		put_msg(b, PROFILE_FUNCTION, &m);
 	}
+	free(stacks);
+	free(loc_rank);
+	free(map_rank);
+	free(loc_perm);
+	free(map_perm);
 
 	put_bytes(b, PROFILE_STRING_TABLE, "", 0);
 	uint32_t nstr = cpa_strtab_count(p->strings);
@@ -302,14 +455,11 @@ static void encode(struct cpa_pprof *p, struct cpa_buf *b)
 
 	put_int(b, PROFILE_TIME_NANOS, p->start_ns);
 	put_int(b, PROFILE_DURATION_NANOS, p->duration_ns);
-	if (p->period) {
-		put_value_type(b, PROFILE_PERIOD_TYPE, cpu, ns, &m);
-		put_int(b, PROFILE_PERIOD, p->period);
-		put_int(b, PROFILE_DEFAULT_SAMPLE_TYPE, cpu);
-	} else {
-		put_value_type(b, PROFILE_PERIOD_TYPE, t0, u0, &m);
-		put_int(b, PROFILE_PERIOD, 1);
-	}
+	uint32_t dflt = cpu_col >= 0 ? (uint32_t)cpu_col : 0;
+	put_value_type(b, PROFILE_PERIOD_TYPE, type[dflt], unit[dflt], &m);
+	put_int(b, PROFILE_PERIOD, cpu_col >= 0 ? p->period : 1);
+	if (ncols > 1)
+		put_int(b, PROFILE_DEFAULT_SAMPLE_TYPE, type[dflt]);
 	free(m.p);
 	free(packed.p);
 }
@@ -338,6 +488,15 @@ int cpa_pprof_write(struct cpa_pprof *p, int fd, char *err, size_t errlen)
 	uint8_t out[1 << 16];
 	int rc = 0, zrc;
 
+	for (uint32_t id = 1; id < p->nvalues; id++)
+		for (unsigned u = 0; u < NUNITS; u++)
+			if (p->values[id][u] > INT64_MAX) {
+				snprintf(err, errlen, "a weight of %llu %s does "
+					 "not fit pprof's int64",
+					 (unsigned long long)p->values[id][u],
+					 cpa_unit_name((enum cpa_unit)u));
+				return -1;
+			}
 	encode(p, &raw);
 	if (raw.len > UINT32_MAX) {
 		snprintf(err, errlen, "profile too large (%zu bytes)", raw.len);

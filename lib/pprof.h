@@ -10,12 +10,15 @@
  * location (pprof needs no addresses to show a profile); a frame such as
  * "libfoo.so+0x1a2b" gets a mapping for libfoo.so and that address.
  *
- * Sample types follow the unit, as Go's own profiles name them:
+ * Sample types follow the units, as Go's own profiles name them:
  *   samples  -> samples/count, cpu/nanoseconds (period ns per sample)
  *   ns       -> off_cpu/nanoseconds
  *   count    -> events/count
  *   bytes    -> space/bytes
  *   pages    -> pages/count
+ * A profile of several units keeps each apart: one column per unit
+ * present, a sample's value zero in the columns of other units, CPU time
+ * (else the first column) the default that go tool pprof shows.
  */
 #ifndef CPA_PPROF_H
 #define CPA_PPROF_H
@@ -28,14 +31,19 @@
 struct cpa_pprof;
 
 /*
- * unit: what each added value counts. period: for CPA_UNIT_SAMPLES the
- * sampling period in ns (1e9 / frequency), which gives the cpu/nanoseconds
- * column; 0 leaves that column out. Ignored for other units.
+ * period: ns per on-CPU sample (1e9 / the capture's frequency), which
+ * gives the cpu/nanoseconds column; 0 when the frequency is not known,
+ * which leaves that column out rather than guess it.
  */
-struct cpa_pprof *cpa_pprof_new(enum cpa_unit unit, uint64_t period);
-/* Adds value to the stack frames[0..n-1] (root first). n may be 0. */
-void cpa_pprof_add(struct cpa_pprof *p, const char *const *frames,
-		   uint32_t n, int64_t value);
+struct cpa_pprof *cpa_pprof_new(uint64_t period);
+/* Adds value, counted in unit, to the stack frames[0..n-1] (root first).
+ * n may be 0. A sum beyond INT64_MAX makes cpa_pprof_write fail. */
+void cpa_pprof_add(struct cpa_pprof *p, enum cpa_unit unit,
+		   const char *const *frames, uint32_t n, uint64_t value);
+/* The same for the stack of a folded line, "root;...;leaf" without its
+ * count, split as cpa-render splits it: an empty frame is "[unknown]". */
+void cpa_pprof_add_folded(struct cpa_pprof *p, enum cpa_unit unit,
+			  const char *stack, size_t len, uint64_t value);
 /* time_nanos and duration_nanos of the profile (CLOCK_REALTIME ns). */
 void cpa_pprof_set_time(struct cpa_pprof *p, uint64_t start_ns,
 			uint64_t duration_ns);

@@ -194,6 +194,67 @@ hms() { date -d "@$1" '+%Y-%m-%d %H:%M:%S'; }
 	grep -q proc3 "$T/p.pb"
 }
 
+@test "query: --format pprof is the profile cpa-render makes of --format stream" {
+	command -v go >/dev/null || skip_missing "no go"
+	local range=(--dir "$QS" --from "@$((T0 + 10))" --to "@$((T0 + 40))")
+	cpa-query "${range[@]}" --format pprof -o "$T/q.pb.gz"
+	cpa-query "${range[@]}" --format stream | cpa-render --format pprof -o "$T/r.pb.gz"
+	for f in q r; do
+		go tool pprof -raw "$T/$f.pb.gz" >"$T/$f.raw" 2>&1
+		go tool pprof -top -nodecount=1000 "$T/$f.pb.gz" >"$T/$f.top" 2>&1
+	done
+	diff "$T/q.raw" "$T/r.raw"
+	diff "$T/q.top" "$T/r.top"
+	# the 30 windows of the range, at the store's 100 Hz
+	grep -qx 'Duration: 30s' "$T/q.raw"
+	grep -qx 'Period: 10000000' "$T/q.raw"
+	grep -q 'fn_1$' "$T/q.top"
+}
+
+# Sums column c (1 on-CPU samples, 2 CPU ns, 3 off-CPU ns) of go tool
+# pprof -raw's samples.
+raw_column() {
+	awk -v c="$2" '/^Samples:/ { on = 1; getline; next }
+		/^Locations/ { on = 0 } on && /:/ { s += $c } END { print s + 0 }' "$1"
+}
+
+@test "query and render: pprof keeps each unit of a mixed range in its own column" {
+	command -v go >/dev/null || skip_missing "no go"
+	local range=(--dir "$QS" --from "@$((T0 + 10))" --to "@$((T0 + 40))")
+	oncpu=$(awk -F'\t' '$1 >= T0 + 10 && $1 < T0 + 40 && $3 == 0 { s += $13 }
+		END { print s + 0 }' T0=$T0 "$QT")
+	offcpu=$(awk -F'\t' '$1 >= T0 + 10 && $1 < T0 + 40 && $3 == 1 { s += $13 }
+		END { print s + 0 }' T0=$T0 "$QT")
+	[ "$oncpu" -gt 0 ]
+	[ "$offcpu" -gt 0 ]
+	cpa-query "${range[@]}" --format pprof -o "$T/q.pb.gz" 2>"$T/err"
+	cpa-query "${range[@]}" --format stream | cpa-render --format pprof -o "$T/r.pb.gz"
+	# nothing dropped, so nothing to warn about
+	[ ! -s "$T/err" ]
+	for f in q r; do
+		go tool pprof -raw "$T/$f.pb.gz" >"$T/raw" 2>&1
+		grep -qx 'samples/count cpu/nanoseconds\[dflt\] off_cpu/nanoseconds' "$T/raw"
+		[ "$(raw_column "$T/raw" 1)" -eq "$oncpu" ]
+		[ "$(raw_column "$T/raw" 2)" -eq "$((oncpu * 10000000))" ]
+		[ "$(raw_column "$T/raw" 3)" -eq "$offcpu" ]
+	done
+	# a kind picked: one unit, one column
+	cpa-query "${range[@]}" --kind offcpu-blocked --format pprof -o "$T/o.pb.gz"
+	go tool pprof -raw "$T/o.pb.gz" >"$T/raw" 2>&1
+	grep -qx 'off_cpu/nanoseconds' "$T/raw"
+	[ "$(raw_column "$T/raw" 1)" -eq "$offcpu" ]
+	# probe hits have no marker: on the stack of on-CPU samples, refused
+	printf '%s\n' '1700000000000000000 oncpu 1 1 0 app app 7 main;hot' \
+		'1700000000000000000 probe 1 1 0 app app 1 main;hot' |
+		"$CPA_BUILDDIR/tests/tools/mkstream" | cpa-store --dir "$T/p"
+	run cpa-query --dir "$T/p" --format pprof -o "$T/p.pb.gz"
+	[ "$status" -eq 1 ]
+	[ "$output" = "cpa-query: pprof: the stack 'app;main;hot' has weights in two units; choose an event kind with --kind" ]
+	cpa-query --dir "$T/p" --format pprof --kind probe -o "$T/p.pb.gz"
+	go tool pprof -raw "$T/p.pb.gz" >"$T/raw" 2>&1
+	grep -qx 'events/count' "$T/raw"
+}
+
 @test "query: bad options exit 2 with the option named; an empty range is not an error" {
 	run cpa-query --dir "$QS" --from 25:99
 	[ "$status" -eq 2 ]

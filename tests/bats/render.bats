@@ -488,6 +488,51 @@ need() {
 	grep -Eq '0x[0-9a-f]*1a2b ' "$T/raw"
 }
 
+@test "pprof: one column per unit of a mixed stream; CPU time only at a known frequency" {
+	need go
+	cat > "$T/mix.desc" <<-EOF
+	meta frequency 100
+	1700000000000000000 oncpu 1 1 0 app app 7 main;run;hot
+	1700000000000000000 offcpu-blocked 1 1 0 app app 5000000 main;wait
+	1700000001000000000 oncpu 1 1 0 app app 3 main;run;hot
+	EOF
+	"$MKSTREAM" < "$T/mix.desc" > "$T/mix.stream"
+	# a graph has one unit
+	run cpa-render "$T/mix.stream"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"one graph has one unit"* ]]
+	cpa-render --format pprof -o "$T/mix.pb.gz" "$T/mix.stream"
+	go tool pprof -raw "$T/mix.pb.gz" > "$T/raw" 2>&1
+	grep -qx 'samples/count cpu/nanoseconds\[dflt\] off_cpu/nanoseconds' "$T/raw"
+	grep -Eq '^ +10 +100000000 +0: ' "$T/raw"
+	grep -Eq '^ +0 +0 +5000000: ' "$T/raw"
+	go tool pprof -top -sample_index=off_cpu "$T/mix.pb.gz" > "$T/top" 2>&1
+	grep -q 'Showing nodes accounting for 5ms, 100% of 5ms total' "$T/top"
+	# probe hits have no marker: on the stack of on-CPU samples, refused
+	printf '1700000002000000000 probe 1 1 0 app app 1 main;run;hot\n' |
+		cat "$T/mix.desc" - | "$MKSTREAM" > "$T/probe.stream"
+	run cpa-render --format pprof -o "$T/probe.pb.gz" "$T/probe.stream"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"probe.stream: byte "*": samples in count on a stack of samples in samples; choose an event kind with --kind"* ]]
+	# folded text says no frequency: no CPU time, unless --freq gives it
+	cpa-render --format pprof -o "$T/p.pb.gz" "$T/p.folded"
+	go tool pprof -raw "$T/p.pb.gz" > "$T/raw" 2>&1
+	grep -qx 'samples/count' "$T/raw"
+	grep -qx 'Period: 1' "$T/raw"
+}
+
+@test "pprof: the same stacks in another order make the same profile" {
+	need go
+	printf '%s\n' 'main;a;b 3' 'main;a 2' 'libx.so+0x10;f 1' 'liba.so+0x20;g 4' |
+		cpa-render --format pprof > "$T/1.pb.gz"
+	printf '%s\n' 'liba.so+0x20;g 4' 'main;a 2' 'libx.so+0x10;f 1' 'main;a;b 3' |
+		cpa-render --format pprof > "$T/2.pb.gz"
+	go tool pprof -raw "$T/1.pb.gz" > "$T/1.raw" 2>&1
+	go tool pprof -raw "$T/2.pb.gz" > "$T/2.raw" 2>&1
+	diff "$T/1.raw" "$T/2.raw"
+	grep -q 'liba.so' "$T/1.raw"
+}
+
 @test "render: output write errors are reported" {
 	[ -w /dev/full ] || skip "no /dev/full"
 	run cpa-render -o /dev/full "$T/p.folded"
