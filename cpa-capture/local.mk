@@ -30,12 +30,15 @@ EXTRA_DIST += tests/bats/capture-options.bats tests/bats/capture.bats \
 	tests/bats/capture-offcpu.bats tests/bats/offcpu-callers.bats
 check_PROGRAMS += tests/workloads/sleeper tests/workloads/writer \
 	tests/workloads/blocker
-tests_workloads_sleeper_SOURCES = tests/workloads/sleeper.c
+tests_workloads_sleeper_SOURCES = tests/workloads/sleeper.c \
+	tests/workloads/start.h
 tests_workloads_sleeper_CFLAGS = $(WL_FP_CFLAGS)
 tests_workloads_sleeper_LDADD = -lpthread
-tests_workloads_writer_SOURCES = tests/workloads/writer.c
+tests_workloads_writer_SOURCES = tests/workloads/writer.c \
+	tests/workloads/start.h
 tests_workloads_writer_CFLAGS = $(WL_FP_CFLAGS)
-tests_workloads_blocker_SOURCES = tests/workloads/blocker.c
+tests_workloads_blocker_SOURCES = tests/workloads/blocker.c \
+	tests/workloads/start.h
 tests_workloads_blocker_CFLAGS = $(WL_FP_CFLAGS)
 tests_workloads_blocker_LDADD = -lpthread
 

@@ -41,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "start.h"
+
 #define NOINLINE __attribute__((noinline))
 #define KEEP_FRAME() __asm__ volatile("" ::: "memory")
 
@@ -329,9 +331,7 @@ static void setup(void)
 
 int main(int argc, char **argv)
 {
-	sigset_t set;
 	long count;
-	int sig;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: %s MODE MS N\n", argv[0]);
@@ -342,12 +342,7 @@ int main(int argc, char **argv)
 	count = atol(argv[3]);
 	setup();
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	sigwait(&set, &sig);
+	wait_for_start();
 
 	pid_t child = fork();
 	if (child < 0)

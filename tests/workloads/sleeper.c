@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "start.h"
+
 #define NOINLINE __attribute__((noinline))
 #define KEEP_FRAME() __asm__ volatile("" ::: "memory")
 
@@ -72,8 +74,6 @@ int main(int argc, char **argv)
 	long ms = 0, count = 0;
 	double contend = 0;
 	int pin = -1;
-	sigset_t set;
-	int sig;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--sleep") && i + 1 < argc)
@@ -98,12 +98,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	sigwait(&set, &sig);
+	wait_for_start();
 
 	if (contend > 0) {
 		pthread_t a, b;

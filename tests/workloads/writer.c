@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "start.h"
+
 #define NOINLINE __attribute__((noinline))
 #define KEEP_FRAME() __asm__ volatile("" ::: "memory")
 
@@ -38,8 +40,7 @@ NOINLINE int write_once(int fd)
 int main(int argc, char **argv)
 {
 	long writes = 0, calls = 0;
-	sigset_t set;
-	int sig, fd;
+	int fd;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--writes") && i + 1 < argc)
@@ -56,12 +57,7 @@ int main(int argc, char **argv)
 		perror("/dev/null");
 		return 1;
 	}
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	sigwait(&set, &sig);
+	wait_for_start();
 
 	for (long i = 0; i < writes; i++)
 		if (write_once(fd) != 1)
