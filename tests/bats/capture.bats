@@ -61,15 +61,19 @@ setup_file() {
 	cap stack4k --duration 8 --stack-size 4K --pid "$thr"
 	cap stats --duration 4 --stats --pid "$(pidof_wl spin)" \
 		--stats-file "$T/capture.stats" --stats-interval 1s
-	for c in full cpu0 cpu1 pid tid comm cgroup container perf konly \
+	# the spinner's CPU time is counted over the window in which "full"
+	# samples: from its attach (its feature line) to its end, not from
+	# when the slowest of the twelve captures attached
+	wait_for 30 cap_attached full
+	cpu_ticks "$(pidof_wl spin)" > "$T/spin.ticks0"
+	# a process born and gone while "full" runs, however slowly the other
+	# captures attach
+	"$WL/chain_fp" --seconds 1 > "$T/short.out" 3>&-
+	awk '/^ready /{print $2; exit}' "$T/short.out" > "$T/short.pid"
+	for c in cpu0 cpu1 pid tid comm cgroup container perf konly \
 		stack4k stats; do
 		wait_for 30 cap_attached $c
 	done
-	cpu_ticks "$(pidof_wl spin)" > "$T/spin.ticks0"
-
-	# a process born and gone during the capture
-	"$WL/chain_fp" --seconds 1 > "$T/short.out" 3>&-
-	awk '/^ready /{print $2; exit}' "$T/short.out" > "$T/short.pid"
 
 	cap_wait full
 	cpu_ticks "$(pidof_wl spin)" > "$T/spin.ticks1"
