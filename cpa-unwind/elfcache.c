@@ -363,19 +363,6 @@ static void account_load(struct elfcache *c, struct elf_obj *o,
 	c->st.load_ns += ns;
 }
 
-/* Reloads o on the sample thread; the loader may be reading o->loaded. */
-static void load_into(struct elfcache *c, struct elf_obj *o, int fd,
-		      int rootfd, const struct elf_src *src)
-{
-	size_t before = o->bytes;
-	uint64_t t0 = mono_ns();
-	pthread_mutex_lock(&c->lock);
-	load_file(c, o, fd, rootfd, src);
-	pthread_mutex_unlock(&c->lock);
-	account_load(c, o, src, mono_ns() - t0);
-	charge(c, o, before);
-}
-
 /* ---- the loader thread -------------------------------------------------- */
 
 /*
@@ -386,11 +373,17 @@ static void load_into(struct elfcache *c, struct elf_obj *o, int fd,
  * deadline (--load-wait), then writes the object's frames unnamed and
  * asks again with later samples.
  *
+ * An object that --max-cache unloaded is loaded again the same way,
+ * found again through the same routes and rules (its path may since
+ * name another file): a slow object must not stall every process's
+ * samples each time it comes back.
+ *
  * The cache itself stays the sample thread's: only it inserts, evicts
  * and touches objects. The loader reads the hash chains (and o->loaded)
- * to skip objects already there, so those chains and o->loaded change
+ * to skip objects already loaded, so those chains and o->loaded change
  * only under c->lock; the loader hands back a new object that nobody
- * else sees until the sample thread inserts it.
+ * else sees until the sample thread inserts it, or moves its tables into
+ * the unloaded object of the same key.
  */
 struct elf_load {
 	struct elf_src src;	/* path and build_id point into this */
@@ -434,25 +427,28 @@ static struct elf_obj *new_object(const uint8_t *key, size_t len,
 	return o;
 }
 
-/* The file's key, and whether the cache has an object under it. */
+/* The file's key, and whether the cache has it loaded under that key
+ * (an unloaded object is loaded again). */
 static bool cached_key(struct elfcache *c, const struct stat *st, int fd,
 		       uint8_t *key, size_t *len, bool *is_elf)
 {
 	*is_elf = true;
 	pthread_mutex_lock(&c->lock);
 	struct elf_obj *o = find_stat(c, st);
+	bool loaded = o && o->loaded;
 	if (o) {
 		*len = o->key_len;
 		memcpy(key, o->key, *len);
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (o)
-		return true;
+		return loaded;
 	*len = file_key(fd, st, key, is_elf);
 	pthread_mutex_lock(&c->lock);
 	o = find_key(c, key, *len);
+	loaded = o && o->loaded;
 	pthread_mutex_unlock(&c->lock);
-	return o != NULL;
+	return loaded;
 }
 
 /* On the loader thread: finds the file of ld->src and, when the cache
@@ -534,7 +530,8 @@ void elfcache_set_deadline(struct elfcache *c, uint64_t deadline_ns)
 	c->deadline_ns = deadline_ns;
 }
 
-/* The object the cache has under the record's build id: no file I/O. */
+/* The object the cache has loaded under the record's build id: no file
+ * I/O. An unloaded one is left to the loader. */
 static struct elf_obj *find_by_record(struct elfcache *c,
 				      const struct elf_src *src)
 {
@@ -543,13 +540,37 @@ static struct elf_obj *find_by_record(struct elfcache *c,
 		return NULL;
 	size_t klen = make_key(key, 'B', src->build_id, src->build_id_len);
 	struct elf_obj *o = find_key(c, key, klen);
-	if (o && (o->loaded || elfcache_reload(c, o, src) == 0)) {
+	if (o && o->loaded) {
 		c->st.hits++;
 		o->refs++;
 		elfcache_touch(c, o);
 		return o;
 	}
 	return NULL;
+}
+
+/* Queues ld for a loader thread, or, when there is none to be had,
+ * loads it here. true when queued. */
+static bool submit(struct elfcache *c, struct elf_load *ld)
+{
+	pthread_mutex_lock(&c->lock);
+	bool queued = c->nloaders > 0;
+	ld->done = false;
+	ld->next = NULL;
+	if (queued) {
+		if (c->queue_tail)
+			c->queue_tail->next = ld;
+		else
+			c->queue = ld;
+		c->queue_tail = ld;
+		pthread_cond_broadcast(&c->cond);
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (!queued) {
+		run_load(c, ld);
+		ld->done = true;
+	}
+	return queued;
 }
 
 struct elf_load *elfcache_request(struct elfcache *c, const struct elf_src *src,
@@ -588,21 +609,8 @@ struct elf_load *elfcache_request(struct elfcache *c, const struct elf_src *src,
 			c->loader_failed = true;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	bool queued = c->nloaders > 0;
-	if (queued) {
-		if (c->queue_tail)
-			c->queue_tail->next = ld;
-		else
-			c->queue = ld;
-		c->queue_tail = ld;
-		pthread_cond_broadcast(&c->cond);
-	}
 	pthread_mutex_unlock(&c->lock);
-	if (!queued) {
-		/* no thread to be had: load here */
-		run_load(c, ld);
-		ld->done = true;
-	}
+	submit(c, ld);
 	return ld;
 }
 
@@ -615,8 +623,18 @@ static struct elf_obj *adopt(struct elfcache *c, struct elf_load *ld)
 		o = find_key(c, ld->key, ld->key_len);
 	if (n) {
 		account_load(c, n, &ld->src, ld->load_ns);
+		if (o && !o->loaded) {
+			/* the reload of an object --max-cache unloaded */
+			size_t before = o->bytes;
+			pthread_mutex_lock(&c->lock);
+			elfobj_move_load(o, n);
+			pthread_mutex_unlock(&c->lock);
+			charge(c, o, before);
+			c->st.reloads++;
+		}
 		if (o) {
-			/* loaded twice meanwhile (two processes, one file) */
+			/* moved into o, or o was loaded twice meanwhile (two
+			 * processes, one file) */
 			unload(n);
 			free(n);
 		} else {
@@ -625,7 +643,7 @@ static struct elf_obj *adopt(struct elfcache *c, struct elf_load *ld)
 			pthread_mutex_unlock(&c->lock);
 			o = n;
 		}
-	} else if (o && (o->loaded || elfcache_reload(c, o, &ld->src) == 0)) {
+	} else if (o && o->loaded) {
 		c->st.hits++;
 	} else {
 		c->st.fails[ld->fail ? ld->fail : ELFOBJ_FAIL_OPEN]++;
@@ -634,6 +652,22 @@ static struct elf_obj *adopt(struct elfcache *c, struct elf_load *ld)
 	o->refs++;
 	elfcache_touch(c, o);
 	return o;
+}
+
+/*
+ * The loader found the object loaded, but --max-cache unloaded it before
+ * this sample collected it: ld goes back to the loader (and is not waited
+ * for again), which loads it anew. true when it did.
+ */
+static bool unloaded_meanwhile(struct elfcache *c, struct elf_load *ld)
+{
+	struct elf_obj *o = ld->obj || !ld->key_len
+				    ? NULL : find_key(c, ld->key, ld->key_len);
+	if (!o || o->loaded)
+		return false;
+	ld->key_len = 0;
+	ld->fail = 0;
+	return submit(c, ld);
 }
 
 bool elfcache_collect(struct elfcache *c, struct elf_load *ld,
@@ -656,6 +690,8 @@ bool elfcache_collect(struct elfcache *c, struct elf_load *ld,
 	}
 	bool done = ld->done;
 	pthread_mutex_unlock(&c->lock);
+	if (done && unloaded_meanwhile(c, ld))
+		done = false;
 	if (!done) {
 		c->st.load_waits++;
 		return false;
@@ -705,26 +741,6 @@ static void stop_loader(struct elfcache *c)
 		c->queue = ld->next;
 		free_load(ld);
 	}
-}
-
-int elfcache_reload(struct elfcache *c, struct elf_obj *o,
-		    const struct elf_src *src)
-{
-	for (int route = 0; route < 3; route++) {
-		int rootfd;
-		struct stat st;
-		int fd = open_route(src, route, &rootfd, &st);
-		if (fd < 0)
-			continue;
-		if (o->st_ino && find_stat(c, &st) != o) {
-			close_route(fd, rootfd);
-			continue;
-		}
-		load_into(c, o, fd, rootfd, src);
-		close_route(fd, rootfd);
-		return 0;
-	}
-	return -1;
 }
 
 int elfcache_reopen(struct elfcache *c, struct elf_obj *o,

@@ -33,6 +33,7 @@ struct elf_src {
 struct elfcache_stats {
 	uint64_t objects, bytes;
 	uint64_t loads, hits, evictions, unloads;
+	uint64_t reloads;	/* of unloaded objects, counted in loads too */
 	uint64_t fails[ELFOBJ_FAIL_COUNT];
 	uint64_t cfi_refused_fdes;	/* unsupported: malformed or too costly */
 	uint64_t load_ns;	/* time spent loading (warm-up cost) */
@@ -47,10 +48,11 @@ void elfcache_free(struct elfcache *c);
 struct elf_load;
 
 /*
- * The object of a mapped file, as the loader thread finds and loads it.
- * When the cache already has it by the build id src carries, *obj is it
- * (referenced) and NULL is returned; otherwise *obj is NULL and the load
- * is returned (NULL when out of memory), to be collected.
+ * The object of a mapped file, as the loader thread finds and loads it
+ * (or loads again, when the cache unloaded it). When the cache already
+ * has it loaded by the build id src carries, *obj is it (referenced) and
+ * NULL is returned; otherwise *obj is NULL and the load is returned (NULL
+ * when out of memory), to be collected.
  */
 struct elf_load *elfcache_request(struct elfcache *c, const struct elf_src *src,
 				  struct elf_obj **obj);
@@ -70,9 +72,6 @@ void elfcache_abandon(struct elfcache *c, struct elf_load *ld);
 void elfcache_set_deadline(struct elfcache *c, uint64_t deadline_ns);
 /* The host's vdso object (the same image in every process), referenced. */
 struct elf_obj *elfcache_vdso(struct elfcache *c);
-/* Reloads an object the cache unloaded. 0, or -1 when the file is gone. */
-int elfcache_reload(struct elfcache *c, struct elf_obj *o,
-		    const struct elf_src *src);
 /*
  * Opens the file o was loaded from again (--inline reads its DWARF).
  * Returns the descriptor, with *rootfd as for elfobj_load (the caller

@@ -380,3 +380,24 @@ void elfobj_unload(struct elf_obj *o)
 	o->has_symtab = o->debug_file = o->inl_tried = false;
 	o->bytes = sizeof(*o);
 }
+
+void elfobj_move_load(struct elf_obj *to, struct elf_obj *from)
+{
+	elfobj_unload(to);
+	to->nsegs = from->nsegs;
+	memcpy(to->segs, from->segs, sizeof(to->segs));
+	to->syms = from->syms;
+	to->cfi = from->cfi;
+	to->display = from->display;
+	to->out_ids = from->out_ids;
+	to->has_symtab = from->has_symtab;
+	to->debug_file = from->debug_file;
+	to->fail = from->fail;
+	to->bytes = from->bytes;
+	to->loaded = from->loaded;
+	memset(&from->syms, 0, sizeof(from->syms));
+	memset(&from->cfi, 0, sizeof(from->cfi));
+	from->display = NULL;
+	from->out_ids = NULL;
+	elfobj_unload(from);
+}

@@ -101,6 +101,9 @@ Elf *elfobj_open_debug_file(Elf *elf, const uint8_t *id, size_t id_len,
 			    int rootfd, const char *dir, int *fd);
 /* Frees what a load allocated; identity and bookkeeping stay. */
 void elfobj_unload(struct elf_obj *o);
+/* Gives to what a load of from allocated (to's own is freed), leaving
+ * from unloaded; the identity and bookkeeping of both stay. */
+void elfobj_move_load(struct elf_obj *to, struct elf_obj *from);
 
 /* ELF virtual address of a file offset, false when no segment holds it. */
 static inline bool elfobj_vaddr(const struct elf_obj *o, uint64_t off,

@@ -254,15 +254,16 @@ int proc_read_maps(struct proctab *t, struct proc *p, uint64_t now_ns,
 struct elf_obj *proc_mapping_obj(struct proctab *t, struct proc *p,
 				 struct mapping *m)
 {
-	if (m->state == MAPPING_RESOLVED) {
-		struct elf_obj *o = m->obj;
-		if (!o->loaded) {
-			struct elf_src src = mapping_src(p, m);
-			if (elfcache_reload(t->cache, o, &src) < 0)
-				return NULL;
-		}
-		return o;
+	/* Unloaded by --max-cache: found and loaded again as a new object
+	 * is, off the sample path. */
+	if (m->state == MAPPING_RESOLVED && m->kind == MAPPING_FILE &&
+	    !m->obj->loaded) {
+		elfcache_put(t->cache, m->obj);
+		m->obj = NULL;
+		m->state = MAPPING_UNRESOLVED;
 	}
+	if (m->state == MAPPING_RESOLVED)
+		return m->obj;
 	if (m->state == MAPPING_FAILED)
 		return NULL;
 	if (m->kind == MAPPING_VDSO) {

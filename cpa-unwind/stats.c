@@ -55,10 +55,11 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 		st->unresolved_user, st->unresolved_kernel);
 	fprintf(f, "  elf cache      objects=%" PRIu64 " bytes=%" PRIu64
 		   " loads=%" PRIu64 " hits=%" PRIu64 " evictions=%" PRIu64
-		   " unloads=%" PRIu64 " load-time=%.3fs still-loading=%" PRIu64
-		   "\n",
+		   " unloads=%" PRIu64 " reloads=%" PRIu64 " load-time=%.3fs"
+		   " still-loading=%" PRIu64 "\n",
 		cs.objects, cs.bytes, cs.loads, cs.hits, cs.evictions,
-		cs.unloads, (double)cs.load_ns / 1e9, cs.load_waits);
+		cs.unloads, cs.reloads, (double)cs.load_ns / 1e9,
+		cs.load_waits);
 	fprintf(f, "  cfi refused    fdes=%" PRIu64 "\n", cs.cfi_refused_fdes);
 	fprintf(f, "  elf failures   ");
 	for (unsigned i = 1; i < ELFOBJ_FAIL_COUNT; i++)
@@ -100,7 +101,7 @@ static struct {
 	uint64_t *jit, *inlined, *lost, *procs, *objects, *bytes, *loads;
 	uint64_t *evictions, *unloads, *fails, *lat_p50, *lat_p99, *unwind_ns;
 	uint64_t *dict_bytes, *dict_resets, *dropped, *files_refused;
-	uint64_t *load_waits;
+	uint64_t *load_waits, *reloads;
 	uint64_t *over_budget, *cfi_refused, *cg_walks, *cg_known;
 } ctr;
 
@@ -134,6 +135,7 @@ void stats_publish_init(void)
 	ctr.evictions = cpa_stat("elf_evictions");
 	ctr.unloads = cpa_stat("elf_unloads");
 	ctr.load_waits = cpa_stat("elf_still_loading");
+	ctr.reloads = cpa_stat("elf_reloads");
 	ctr.fails = cpa_stat("elf_failures");
 	ctr.over_budget = cpa_stat("elf_over_budget");
 	ctr.cfi_refused = cpa_stat("cfi_fdes_refused");
@@ -188,6 +190,7 @@ void stats_publish(struct unwinder *u)
 	*ctr.evictions = cs.evictions;
 	*ctr.unloads = cs.unloads;
 	*ctr.load_waits = cs.load_waits;
+	*ctr.reloads = cs.reloads;
 	uint64_t fails = 0;
 	for (unsigned i = 1; i < ELFOBJ_FAIL_COUNT; i++)
 		fails += cs.fails[i];

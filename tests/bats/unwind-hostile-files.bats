@@ -171,15 +171,21 @@ container_symlink_case() {
 	container_symlink_case
 }
 
-@test "an object slow to load delays only its own names: unnamed while loading, named after" {
-	# 2M symbols, allowed by --max-object: seconds to load
+# slow_object_start UNWIND_OPTION...: a process spinning in an object of
+# 2M symbols (allowed by --max-object: seconds to load) and the other
+# workload, captured for 60 s into cpa-unwind with these options
+slow_object_start() {
 	"$CPA_BUILDDIR/tests/hostile/hostile-elf" --symbols 2000000 "$T/syms.so"
 	start_workload "$T/hostile.wl" "$CPA_BUILDDIR/tests/hostile/hostile-spin" "$T/syms.so"
 	HOSTILE_PID=$WL_PID
 	start_workload "$T/good.wl" "$WL/chain_nofp" --seconds 60
 	GOOD_PID=$WL_PID
-	UNWIND_OPTS=(--max-object 1G --load-wait 50ms)
+	UNWIND_OPTS=(--max-object 1G --load-wait 50ms "$@")
 	start_pipeline "$HOSTILE_PID,$GOOD_PID" 60
+}
+
+@test "an object slow to load delays only its own names: unnamed while loading, named after" {
+	slow_object_start
 	# its frames come out unnamed while it loads: the sample path did
 	# not wait for it, and the other workload keeps its names
 	assert_flows_past '^hostile-spin;.*syms\.so+0x1000[ ;]'
@@ -188,4 +194,24 @@ container_symlink_case() {
 	finish
 	grep -Eq 'elf cache .*still-loading=[1-9]' "$T/unwind.stats"
 	grep -Eq 'elf cache .*loads=[1-9]' "$T/unwind.stats"
+}
+
+@test "an object slow to load, unloaded by --max-cache, loads again off the sample path" {
+	# a cache smaller than the slow object alone: every sample that used
+	# it is followed by its unloading, and the next one reloads it
+	slow_object_start --max-cache 16M
+	# loaded once (and unloaded at once)
+	wait_for 60 grep -q '^hostile-spin;.*main;enter_hostile;hostile_spin ' "$T/out.folded"
+	# while it loads again, for seconds each time, the other workload
+	# keeps its names: 10 more samples in each of the next three 2 s
+	local i before
+	for i in 1 2 3; do
+		before=$(good_weight)
+		echo "good workload before span $i: $before"
+		wait_for 2 test_weight_above "$before"
+	done
+	finish
+	grep -Eq 'elf cache .*unloads=[1-9]' "$T/unwind.stats"
+	grep -Eq 'elf cache .*reloads=[1-9]' "$T/unwind.stats"
+	grep -Eq 'elf cache .*still-loading=[1-9]' "$T/unwind.stats"
 }
