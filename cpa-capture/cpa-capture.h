@@ -36,6 +36,11 @@
  * racing with an older one being committed on another CPU, so it waits
  * for the next poll cycle. */
 #define CAPTURE_HOLD_NS (5 * 1000000ull)
+/* A process is still sampled after its exit is reported: do_exit goes on
+ * freeing its memory and files after the exit tracepoint and the perf
+ * exit record. Its exit record sorts this much later than it happened, so
+ * it still follows the process's last sample (its own time is kept). */
+#define CAPTURE_EXIT_GRACE_NS (100 * 1000000ull)
 
 enum backend_kind { BACKEND_AUTO, BACKEND_BPF, BACKEND_PERF };
 

@@ -167,6 +167,8 @@ void output_queue_task(const struct cpa_task *t)
 	struct item *it = cpa_malloc(sizeof(*it));
 
 	it->mono_ns = t->time_ns;
+	if (t->event == CPA_TASK_EXIT)
+		it->mono_ns += CAPTURE_EXIT_GRACE_NS;
 	it->type = CPA_REC_TASK;
 	it->u.task = *t;
 	push(it);
