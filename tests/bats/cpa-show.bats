@@ -238,6 +238,21 @@ config_rejected() {
 	done
 }
 
+@test "help: cpa CMD --help prints the usage and that command's options, exit 0" {
+	run cpa show --help
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "cpa: run the cpa tools"* ]]
+	[[ "$output" == *"show     --last"* ]]
+	[[ "$output" != *"monitor  --"* ]]
+	run cpa monitor -h
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"monitor  --freq"* ]]
+	[[ "$output" != *"show     --"* ]]
+	run cpa --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"cpa show --list"* ]]
+}
+
 @test "version: cpa --version is configure's version, in the tree and installed" {
 	want=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$CPA_BUILDDIR/config.h")
 	[ -n "$want" ]
