@@ -253,7 +253,8 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 			w->err = EINVAL;
 		return -w->err;
 	}
-	uint32_t len = RAW_FIXED +
+	uint32_t id_len = (s->flags & CPA_RAW_ALLOC_ID) ? 8 : 0;
+	uint32_t len = RAW_FIXED + id_len +
 		       8u * (s->n_kernel + s->n_user + s->n_regs) +
 		       s->stack_len;
 	uint8_t *p = begin_record(w, CPA_REC_RAW_SAMPLE, len);
@@ -274,6 +275,10 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 	cpa_put_le16(p + 78, 0);
 	cpa_put_le32(p + 80, s->stack_len);
 	uint8_t *q = p + RAW_FIXED;
+	if (id_len) {
+		cpa_put_le64(q, s->alloc_id);
+		q += 8;
+	}
 	for (unsigned i = 0; i < s->n_kernel; i++, q += 8)
 		cpa_put_le64(q, s->kernel_ips[i]);
 	for (unsigned i = 0; i < s->n_user; i++, q += 8)
@@ -408,7 +413,8 @@ int cpa_write_sample(struct cpa_writer *w, const struct cpa_sample *s)
 	cpa_put_le32(p + 28, s->tid);
 	cpa_put_le32(p + 32, s->cpu);
 	cpa_put_le16(p + 36, s->kind);
-	cpa_put_le16(p + 38, s->flags);
+	/* the alloc id is resolved to a stack before a sample is symbolized */
+	cpa_put_le16(p + 38, s->flags & ~CPA_RAW_ALLOC_ID);
 	cpa_put_le32(p + 40, s->stack_id);
 	cpa_put_le32(p + 44, s->comm_id);
 	cpa_put_le32(p + 48, s->thread_id);
@@ -695,7 +701,8 @@ int cpa_decode_raw_sample(const struct cpa_record *rec,
 				s->stack_len, CPA_MAX_STACK_BYTES);
 	bool zruns = s->flags & CPA_RAW_STACK_ZRUNS;
 	uint32_t stored = zruns ? cpa_get_le32(p + 84) : s->stack_len;
-	uint64_t want = RAW_FIXED +
+	unsigned id_len = (s->flags & CPA_RAW_ALLOC_ID) ? 8 : 0;
+	uint64_t want = RAW_FIXED + id_len +
 			8ull * (s->n_kernel + s->n_user + s->n_regs) +
 			stored;
 	if (want != rec->len)
@@ -704,6 +711,8 @@ int cpa_decode_raw_sample(const struct cpa_record *rec,
 				"(expected %llu)",
 				rec->len, (unsigned long long)want);
 	const uint8_t *q = p + RAW_FIXED;
+	s->alloc_id = id_len ? cpa_get_le64(q) : 0;
+	q += id_len;
 	for (unsigned i = 0; i < s->n_kernel; i++, q += 8)
 		s->kernel_ips[i] = cpa_get_le64(q);
 	for (unsigned i = 0; i < s->n_user; i++, q += 8)
@@ -862,6 +871,10 @@ int cpa_decode_sample(const struct cpa_record *rec, struct cpa_sample *s,
 	s->thread_id = cpa_get_le32(p + 48);
 	s->container_id = cpa_get_le32(p + 52);
 	s->env_id = cpa_get_le32(p + 56);
+	if (s->flags & CPA_RAW_ALLOC_ID)
+		return dec_fail(rec, err, errlen, "sample with flag 0x%x "
+				"(allocation id), a raw-sample only flag",
+				CPA_RAW_ALLOC_ID);
 	return 0;
 }
 
@@ -918,8 +931,11 @@ static const struct {
 	[CPA_KIND_IRQOFF] = {"irqoff", "IRQ off", CPA_UNIT_NS},
 	[CPA_KIND_PROBE] = {"probe", NULL, CPA_UNIT_COUNT},
 	[CPA_KIND_MEM_VIRT] = {"mem-virt", "memory virtual", CPA_UNIT_BYTES},
-	[CPA_KIND_MEM_PHYS] = {"mem-phys", "memory physical", CPA_UNIT_PAGES},
-	[CPA_KIND_MEM_RSS] = {"mem-rss", "memory resident", CPA_UNIT_BYTES},
+	[CPA_KIND_MEM_PHYS] = {"mem-phys", "memory physical", CPA_UNIT_BYTES},
+	[CPA_KIND_MEM_USAGE] = {"mem-usage", "memory usage", CPA_UNIT_BYTES},
+	[CPA_KIND_HEAP_ALLOC] = {"heap-alloc", "heap allocated",
+				 CPA_UNIT_BYTES},
+	[CPA_KIND_HEAP_INUSE] = {"heap-inuse", "heap in use", CPA_UNIT_BYTES},
 };
 
 const char *cpa_kind_name(unsigned kind)
@@ -935,9 +951,17 @@ const char *cpa_kind_marker(unsigned kind)
 int cpa_kind_parse(const char *name)
 {
 	for (int i = 0; i < CPA_KIND_COUNT; i++)
-		if (!strcmp(name, kinds[i].name))
+		if (kinds[i].name && !strcmp(name, kinds[i].name))
 			return i;
+	/* the name before 1.3, when nothing produced the kind */
+	if (!strcmp(name, "mem-rss"))
+		return CPA_KIND_MEM_USAGE;
 	return -1;
+}
+
+bool cpa_kind_nets(unsigned kind)
+{
+	return kind == CPA_KIND_MEM_USAGE || kind == CPA_KIND_HEAP_INUSE;
 }
 
 enum cpa_unit cpa_kind_unit(unsigned kind)
@@ -968,6 +992,7 @@ const char *cpa_lost_reason_name(unsigned reason)
 		[CPA_LOST_UNWIND] = "unwind",
 		[CPA_LOST_PERF] = "perf",
 		[CPA_LOST_UPSTREAM] = "upstream",
+		[CPA_LOST_ALLOC_TABLE] = "alloc-table",
 	};
 	if (reason < CPA_LOST_REASON_COUNT && names[reason])
 		return names[reason];

@@ -23,7 +23,7 @@
 #define CPA_STREAM_MAGIC "\x89" "CPA"
 #define CPA_STREAM_MAGIC_LEN 4
 #define CPA_STREAM_MAJOR 1
-#define CPA_STREAM_MINOR 2
+#define CPA_STREAM_MINOR 3
 #define CPA_STREAM_HEADER_SIZE 16
 #define CPA_RECORD_HEADER_SIZE 8
 /* Largest payload a decoder accepts: a raw sample with a 64 KiB stack
@@ -60,9 +60,12 @@ enum cpa_kind {
 	CPA_KIND_SCHED_DELAY = 4,	/* ns: wakeup to running */
 	CPA_KIND_IRQOFF = 5,		/* ns: gap between timer samples */
 	CPA_KIND_PROBE = 6,		/* count: probe hits */
-	CPA_KIND_MEM_VIRT = 7,		/* bytes: mmap/brk */
-	CPA_KIND_MEM_PHYS = 8,		/* pages: page faults */
-	CPA_KIND_MEM_RSS = 9,		/* bytes: resident, alloc minus free */
+	CPA_KIND_MEM_VIRT = 7,		/* bytes: mmap, brk, mremap growth */
+	CPA_KIND_MEM_PHYS = 8,		/* bytes: pages page faults allocate */
+	CPA_KIND_MEM_USAGE = 9,		/* bytes, signed: pages still resident */
+	CPA_KIND_HEAP_ALLOC = 10,	/* bytes: malloc and friends */
+	CPA_KIND_HEAP_INUSE = 11,	/* bytes, signed: malloc'd, not freed */
+	/* 12 and 13 are reserved for Java allocations and live objects */
 	CPA_KIND_COUNT
 };
 
@@ -86,6 +89,16 @@ enum cpa_unit {
  * caller that already has the encoded form (cpa_stack_zruns) sets this.
  * A decoded sample never has it. */
 #define CPA_RAW_STACK_ZRUNS	0x0020
+/* Sample flags, the same bit in raw-sample and sample records (1.3).
+ * FREE: the weight is bytes freed that the sample's stack allocated, so
+ * it is subtracted. ESTIMATE: the weight was scaled up from sampling. */
+#define CPA_FLAG_FREE		0x0040
+#define CPA_FLAG_ESTIMATE	0x0080
+/* Raw sample only: an 8-byte allocation id follows the fixed part, so a
+ * later free (FREE|ALLOC_ID, no stack) finds its allocation's stack in
+ * cpa-unwind. Never set on a symbolized sample. */
+#define CPA_RAW_ALLOC_ID	0x0100
+/* 0x0200 is taken by Python frames. */
 
 /* x86-64 order of regs[] in a raw sample; other arches document theirs. */
 enum cpa_reg { CPA_REG_IP = 0, CPA_REG_SP = 1, CPA_REG_BP = 2 };
@@ -109,6 +122,7 @@ struct cpa_raw_sample {
 	const uint8_t *stack;	/* stack_len bytes from regs[SP]; points
 				 * into the reader's buffer when decoded */
 	uint32_t stack_stored;	/* with CPA_RAW_STACK_ZRUNS only */
+	uint64_t alloc_id;	/* with CPA_RAW_ALLOC_ID only */
 };
 
 /* Encodes len bytes of snapshot at src as zero runs into out (room for len
@@ -148,6 +162,8 @@ enum cpa_lost_reason {
 	CPA_LOST_UNWIND = 6,		/* sample could not be unwound */
 	CPA_LOST_PERF = 7,		/* perf ring buffer PERF_RECORD_LOST */
 	CPA_LOST_UPSTREAM = 8,		/* upstream stream ended without END */
+	CPA_LOST_ALLOC_TABLE = 9,	/* alloc id table full, or free of an
+					 * allocation it does not hold */
 	CPA_LOST_REASON_COUNT
 };
 
@@ -330,9 +346,12 @@ static inline uint32_t cpa_stack_frame(const struct cpa_stack *s, uint32_t i)
 const char *cpa_kind_name(unsigned kind);
 /* Root marker frame of a kind ("off-CPU blocked"), NULL for on-CPU. */
 const char *cpa_kind_marker(unsigned kind);
-/* Parses a kind name; returns the kind or -1. */
+/* Parses a kind name (or the old alias mem-rss); returns the kind or -1. */
 int cpa_kind_parse(const char *name);
 enum cpa_unit cpa_kind_unit(unsigned kind);
+/* True for kinds whose samples are allocations and later frees (flag
+ * CPA_FLAG_FREE) that net to what is still held: mem-usage, heap-inuse. */
+bool cpa_kind_nets(unsigned kind);
 /* "samples", "ns", "count", "bytes", "pages" */
 const char *cpa_unit_name(enum cpa_unit unit);
 const char *cpa_lost_reason_name(unsigned reason);

@@ -227,7 +227,7 @@ static void test_framing_errors(void)
 	EXPECT_READ_ERROR(good, 10, "truncated stream header");
 	memcpy(good, one, 16);
 	good[4] = 9;
-	EXPECT_READ_ERROR(good, 16, "stream version 9.2 not supported");
+	EXPECT_READ_ERROR(good, 16, "stream version 9.3 not supported");
 	memcpy(good, one, 16);
 	good[8] = 3;
 	EXPECT_READ_ERROR(good, 16, "bad header length");
@@ -401,9 +401,19 @@ static void test_decode_errors(void)
 			    "4097 frames");
 	memset(p, 0, 100);
 
+	/* raw sample with an allocation id: 8 more bytes than its counts */
+	cpa_put_le16(p + 38, CPA_RAW_ALLOC_ID);
+	EXPECT_DECODE_ERROR(CPA_REC_RAW_SAMPLE, p, 88, decode_raw,
+			    "length 88 does not match its counts (expected 96)");
+	memset(p, 0, 100);
+
 	/* sample */
 	EXPECT_DECODE_ERROR(CPA_REC_SAMPLE, p, 63, cpa_decode_sample,
 			    "length 63, expected 64");
+	cpa_put_le16(p + 38, CPA_RAW_ALLOC_ID | CPA_FLAG_FREE);
+	EXPECT_DECODE_ERROR(CPA_REC_SAMPLE, p, 64, cpa_decode_sample,
+			    "raw-sample only flag");
+	memset(p, 0, 100);
 
 	/* meta */
 	EXPECT_DECODE_ERROR(CPA_REC_META, "abc", 3, cpa_decode_meta,
@@ -807,11 +817,113 @@ static void test_reset(void)
 	close(fd);
 }
 
+/* An allocation with its id and stack, then its free: id, no stack. */
+static void test_alloc_id(void)
+{
+	int fd = memfd_with(NULL, 0);
+	struct cpa_writer w;
+	CHECK(cpa_writer_init(&w, fd) == 0);
+	struct cpa_raw_sample alloc = sample_raw();
+	alloc.kind = CPA_KIND_HEAP_INUSE;
+	alloc.flags = CPA_RAW_ALLOC_ID | CPA_FLAG_ESTIMATE;
+	alloc.alloc_id = 0x0123456789abcdefull;
+	alloc.weight = 524288;
+	struct cpa_raw_sample fr;
+	memset(&fr, 0, sizeof(fr));
+	fr.kind = CPA_KIND_HEAP_INUSE;
+	fr.flags = CPA_FLAG_FREE | CPA_FLAG_ESTIMATE | CPA_RAW_ALLOC_ID;
+	fr.alloc_id = alloc.alloc_id;
+	fr.weight = 524288;
+	fr.pid = 100;
+	CHECK(cpa_write_raw_sample(&w, &alloc) == 0);
+	CHECK(cpa_write_raw_sample(&w, &fr) == 0);
+	/* a symbolized sample never carries the id flag */
+	struct cpa_sample smp = {.kind = CPA_KIND_HEAP_INUSE, .weight = 8,
+				 .flags = CPA_FLAG_FREE | CPA_RAW_ALLOC_ID};
+	CHECK(cpa_write_sample(&w, &smp) == 0);
+	CHECK(cpa_write_end(&w) == 0);
+	CHECK(cpa_writer_close(&w) == 0);
+
+	lseek(fd, 0, SEEK_SET);
+	struct cpa_reader r;
+	CHECK(cpa_reader_init(&r, fd, "ids", NULL, 0) == 0);
+	CHECK(r.minor == 3);
+	struct cpa_record rec;
+	struct cpa_raw_sample s;
+	char err[256];
+	CHECK(cpa_reader_next(&r, &rec) == 1);
+	/* the id's 8 bytes sit between the fixed part and the kernel IPs */
+	CHECK(cpa_get_le64(rec.payload + 88) == alloc.alloc_id);
+	CHECK(cpa_get_le64(rec.payload + 96) == alloc.kernel_ips[0]);
+	CHECK(cpa_decode_raw_sample(&rec, &s, snap, err, sizeof(err)) == 0);
+	CHECK(s.alloc_id == 0x0123456789abcdefull);
+	CHECK(s.flags == (CPA_RAW_ALLOC_ID | CPA_FLAG_ESTIMATE));
+	CHECK(s.kind == CPA_KIND_HEAP_INUSE);
+	CHECK(s.weight == 524288);
+	CHECK(s.n_kernel == 2);
+	CHECK(s.kernel_ips[1] == alloc.kernel_ips[1]);
+	CHECK(s.n_user == 3);
+	CHECK(s.user_ips[2] == 0x401200);
+	CHECK(s.regs[2] == 0x7ffd0040);
+	CHECK(s.stack_len == 100);
+	CHECK(s.stack[99] == 99);
+	CHECK(cpa_record_check(&rec, err, sizeof(err)) == 0);
+
+	CHECK(cpa_reader_next(&r, &rec) == 1);
+	CHECK(rec.len == 96);
+	CHECK(cpa_decode_raw_sample(&rec, &s, snap, err, sizeof(err)) == 0);
+	CHECK(s.alloc_id == alloc.alloc_id);
+	CHECK(s.flags == (CPA_FLAG_FREE | CPA_FLAG_ESTIMATE | CPA_RAW_ALLOC_ID));
+	CHECK(s.n_kernel + s.n_user + s.n_regs == 0);
+	CHECK(s.stack_len == 0);
+	CHECK(s.stack == NULL);
+
+	CHECK(cpa_reader_next(&r, &rec) == 1);
+	struct cpa_sample ds;
+	CHECK(cpa_decode_sample(&rec, &ds, err, sizeof(err)) == 0);
+	CHECK(ds.flags == CPA_FLAG_FREE);
+
+	/* without the flag a decoded sample's id is 0 */
+	struct cpa_raw_sample plain = sample_raw();
+	plain.alloc_id = 77;
+	CHECK(cpa_reader_next(&r, &rec) == 1 && rec.type == CPA_REC_END);
+	cpa_reader_free(&r);
+	close(fd);
+	fd = memfd_with(NULL, 0);
+	cpa_writer_init(&w, fd);
+	CHECK(cpa_write_raw_sample(&w, &plain) == 0);
+	cpa_writer_close(&w);
+	lseek(fd, 0, SEEK_SET);
+	CHECK(cpa_reader_init(&r, fd, "plain", NULL, 0) == 0);
+	CHECK(cpa_reader_next(&r, &rec) == 1);
+	CHECK(cpa_decode_raw_sample(&rec, &s, snap, err, sizeof(err)) == 0);
+	CHECK(s.alloc_id == 0);
+	CHECK(cpa_get_le64(rec.payload + 88) == plain.kernel_ips[0]);
+	cpa_reader_free(&r);
+	close(fd);
+}
+
 static void test_names(void)
 {
 	for (int k = 0; k < CPA_KIND_COUNT; k++)
 		CHECK(cpa_kind_parse(cpa_kind_name(k)) == k);
 	CHECK(cpa_kind_parse("bogus") == -1);
+	CHECK(cpa_kind_parse("mem-rss") == CPA_KIND_MEM_USAGE);
+	CHECK(cpa_kind_parse("mem-usage") == 9);
+	CHECK(cpa_kind_parse("heap-alloc") == 10);
+	CHECK(cpa_kind_parse("heap-inuse") == 11);
+	CHECK_STR(cpa_kind_marker(CPA_KIND_MEM_VIRT), "memory virtual");
+	CHECK_STR(cpa_kind_marker(CPA_KIND_MEM_PHYS), "memory physical");
+	CHECK_STR(cpa_kind_marker(CPA_KIND_MEM_USAGE), "memory usage");
+	CHECK_STR(cpa_kind_marker(CPA_KIND_HEAP_ALLOC), "heap allocated");
+	CHECK_STR(cpa_kind_marker(CPA_KIND_HEAP_INUSE), "heap in use");
+	for (int k = CPA_KIND_MEM_VIRT; k <= CPA_KIND_HEAP_INUSE; k++)
+		CHECK(cpa_kind_unit(k) == CPA_UNIT_BYTES);
+	CHECK(cpa_kind_nets(CPA_KIND_MEM_USAGE));
+	CHECK(cpa_kind_nets(CPA_KIND_HEAP_INUSE));
+	CHECK(!cpa_kind_nets(CPA_KIND_HEAP_ALLOC));
+	CHECK(!cpa_kind_nets(CPA_KIND_MEM_PHYS));
+	CHECK_STR(cpa_lost_reason_name(CPA_LOST_ALLOC_TABLE), "alloc-table");
 	CHECK_STR(cpa_kind_marker(CPA_KIND_OFFCPU_BLOCKED), "off-CPU blocked");
 	CHECK(cpa_kind_marker(CPA_KIND_ONCPU) == NULL);
 	CHECK(cpa_kind_unit(CPA_KIND_SCHED_DELAY) == CPA_UNIT_NS);
@@ -849,6 +961,7 @@ int main(void)
 	test_dict();
 	test_reader_ready();
 	test_reset();
+	test_alloc_id();
 	test_names();
 	return unit_done("stream_test");
 }
