@@ -22,6 +22,8 @@
 
 /* Fixed parts of each payload; docs/stream-format.md has the layouts. */
 #define RAW_FIXED 88
+#define RAW_PY_FIXED 8		/* Python section: version, n, flags */
+#define RAW_PY_FRAME 16
 #define TASK_FIXED 40
 #define MMAP_FIXED 80
 #define LOST_FIXED 24
@@ -241,11 +243,26 @@ static int zruns_decode(const uint8_t *in, size_t in_len, uint8_t *out,
 	return pos == len ? 0 : -1;
 }
 
+/* The Python section of a raw sample, after its snapshot. */
+static void put_py_frames(uint8_t *q, const struct cpa_raw_sample *s)
+{
+	cpa_put_le16(q, s->py_version);
+	cpa_put_le16(q + 2, s->n_py);
+	cpa_put_le32(q + 4, s->py_flags);
+	q += RAW_PY_FIXED;
+	for (unsigned i = 0; i < s->n_py; i++, q += RAW_PY_FRAME) {
+		cpa_put_le64(q, s->py[i].code);
+		cpa_put_le32(q + 8, s->py[i].instr);
+		cpa_put_le32(q + 12, s->py[i].flags);
+	}
+}
+
 int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 {
 	if (s->n_kernel > CPA_MAX_FRAMES || s->n_user > CPA_MAX_FRAMES ||
 	    s->n_regs > CPA_MAX_REGS || s->stack_len > CPA_MAX_STACK_BYTES ||
 	    (s->stack_len && !s->stack) ||
+	    ((s->flags & CPA_RAW_PY_FRAMES) && s->n_py > CPA_MAX_PY_FRAMES) ||
 	    ((s->flags & CPA_RAW_STACK_ZRUNS) &&
 	     (s->stack_stored > s->stack_len || !s->stack ||
 	      (s->stack_len && !s->stack_stored)))) {
@@ -254,9 +271,11 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 		return -w->err;
 	}
 	uint32_t id_len = (s->flags & CPA_RAW_ALLOC_ID) ? 8 : 0;
+	uint32_t py_len = (s->flags & CPA_RAW_PY_FRAMES) ?
+				  RAW_PY_FIXED + RAW_PY_FRAME * s->n_py : 0;
 	uint32_t len = RAW_FIXED + id_len +
 		       8u * (s->n_kernel + s->n_user + s->n_regs) +
-		       s->stack_len;
+		       s->stack_len + py_len;
 	uint8_t *p = begin_record(w, CPA_REC_RAW_SAMPLE, len);
 	if (!p)
 		return -w->err;
@@ -297,6 +316,10 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 		else
 			memcpy(q, s->stack, s->stack_len);
 	}
+	if (py_len)
+		put_py_frames(flags & CPA_RAW_STACK_ZRUNS ? q + stored :
+							    q + s->stack_len,
+			      s);
 	if (flags & CPA_RAW_STACK_ZRUNS) {
 		/* give back the part of the reservation not used */
 		w->len -= s->stack_len - stored;
@@ -705,6 +728,28 @@ int cpa_decode_raw_sample(const struct cpa_record *rec,
 	uint64_t want = RAW_FIXED + id_len +
 			8ull * (s->n_kernel + s->n_user + s->n_regs) +
 			stored;
+	s->n_py = 0;
+	s->py_flags = 0;
+	s->py_version = 0;
+	if ((s->flags & CPA_RAW_PY_FRAMES) && want + RAW_PY_FIXED <= rec->len) {
+		const uint8_t *py = p + want;
+		s->py_version = cpa_get_le16(py);
+		s->n_py = cpa_get_le16(py + 2);
+		s->py_flags = cpa_get_le32(py + 4);
+		if (s->n_py > CPA_MAX_PY_FRAMES)
+			return dec_fail(rec, err, errlen,
+					"%u Python frames, at most %d",
+					s->n_py, CPA_MAX_PY_FRAMES);
+		py += RAW_PY_FIXED;
+		for (unsigned i = 0; i < s->n_py; i++, py += RAW_PY_FRAME) {
+			s->py[i].code = cpa_get_le64(py);
+			s->py[i].instr = cpa_get_le32(py + 8);
+			s->py[i].flags = cpa_get_le32(py + 12);
+		}
+		want += RAW_PY_FIXED + RAW_PY_FRAME * s->n_py;
+	} else if (s->flags & CPA_RAW_PY_FRAMES) {
+		want += RAW_PY_FIXED;	/* too short: the check below says so */
+	}
 	if (want != rec->len)
 		return dec_fail(rec, err, errlen,
 				"length %u does not match its counts "

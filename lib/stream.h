@@ -98,7 +98,26 @@ enum cpa_unit {
  * later free (FREE|ALLOC_ID, no stack) finds its allocation's stack in
  * cpa-unwind. Never set on a symbolized sample. */
 #define CPA_RAW_ALLOC_ID	0x0100
-/* 0x0200 is taken by Python frames. */
+/* The sample carries the Python frames the capture walked (a section
+ * after the snapshot, docs/stream-format.md): py_version, n_py, py_flags
+ * and py[] are valid. */
+#define CPA_RAW_PY_FRAMES	0x0200
+
+#define CPA_MAX_PY_FRAMES 64
+/* py_flags */
+#define CPA_PY_TRUNCATED	0x1	/* deeper than CPA_MAX_PY_FRAMES */
+#define CPA_PY_BROKEN		0x2	/* a frame could not be read */
+/* cpa_py_frame.flags: the frame a C call into the eval loop began with,
+ * the outermost Python frame of one eval function frame */
+#define CPA_PY_FRAME_ENTRY	0x1
+
+/* One Python frame: its code object and the byte offset of its current
+ * instruction in the code's bytecode. */
+struct cpa_py_frame {
+	uint64_t code;
+	uint32_t instr;
+	uint32_t flags;		/* CPA_PY_FRAME_* */
+};
 
 /* x86-64 order of regs[] in a raw sample; other arches document theirs. */
 enum cpa_reg { CPA_REG_IP = 0, CPA_REG_SP = 1, CPA_REG_BP = 2 };
@@ -123,6 +142,11 @@ struct cpa_raw_sample {
 				 * into the reader's buffer when decoded */
 	uint32_t stack_stored;	/* with CPA_RAW_STACK_ZRUNS only */
 	uint64_t alloc_id;	/* with CPA_RAW_ALLOC_ID only */
+	/* with CPA_RAW_PY_FRAMES only */
+	uint16_t py_version;	/* 0x030b: CPython 3.11 */
+	uint16_t n_py;
+	uint32_t py_flags;	/* CPA_PY_* */
+	struct cpa_py_frame py[CPA_MAX_PY_FRAMES];	/* leaf first */
 };
 
 /* Encodes len bytes of snapshot at src as zero runs into out (room for len

@@ -49,6 +49,14 @@ static int dump(const struct cpa_record *rec, char *err, size_t errlen)
 		print_ips("kips", s.kernel_ips, s.n_kernel);
 		print_ips("uips", s.user_ips, s.n_user);
 		print_ips("regs", s.regs, s.n_regs);
+		if (s.flags & CPA_RAW_PY_FRAMES) {
+			printf(" py=%x.%x pyflags=0x%x pyframes=", s.py_version >> 8,
+			       s.py_version & 0xff, s.py_flags);
+			for (unsigned i = 0; i < s.n_py; i++)
+				printf("%s0x%" PRIx64 "+%u%s", i ? "," : "",
+				       s.py[i].code, s.py[i].instr,
+				       s.py[i].flags & CPA_PY_FRAME_ENTRY ? "e" : "");
+		}
 		putchar('\n');
 		return 0;
 	}

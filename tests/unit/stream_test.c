@@ -950,6 +950,67 @@ static void test_names(void)
 	close(fd2);
 }
 
+/* The Python section follows the snapshot, plain or as zero runs, and
+ * an n_py the record's length does not hold is refused. */
+static void test_py_frames(void)
+{
+	static uint8_t stack[4096];
+	int fd = memfd_with(NULL, 0);
+	struct cpa_writer w;
+	struct cpa_raw_sample raw = sample_raw(), s;
+	struct cpa_reader r;
+	struct cpa_record rec;
+	char err[256];
+
+	raw.flags |= CPA_RAW_PY_FRAMES;
+	raw.py_version = 0x030b;
+	raw.n_py = 3;
+	raw.py_flags = CPA_PY_BROKEN;
+	for (unsigned i = 0; i < 3; i++)
+		raw.py[i] = (struct cpa_py_frame){ 0x7f0000001000ull + i,
+						    10 * i, i == 2 };
+	stack[8] = 1;	/* zero runs around it */
+	raw.stack = stack;
+	raw.stack_len = sizeof(stack);
+	CHECK(cpa_writer_init(&w, fd) == 0);
+	CHECK(cpa_write_raw_sample(&w, &raw) == 0);
+	raw.stack_len = 5;	/* stored plainly */
+	CHECK(cpa_write_raw_sample(&w, &raw) == 0);
+	CHECK(cpa_write_end(&w) == 0);
+	CHECK(cpa_writer_close(&w) == 0);
+	int fd2 = memfd_with(NULL, 0);
+	CHECK(cpa_writer_init(&w, fd2) == 0);
+	raw.n_py = CPA_MAX_PY_FRAMES + 1;
+	CHECK(cpa_write_raw_sample(&w, &raw) < 0);
+	cpa_writer_close(&w);
+	close(fd2);
+	lseek(fd, 0, SEEK_SET);
+	CHECK(cpa_reader_init(&r, fd, "py", NULL, 0) == 0);
+	for (int k = 0; k < 2; k++) {
+		CHECK(cpa_reader_next(&r, &rec) == 1);
+		CHECK(cpa_decode_raw_sample(&rec, &s, snap, err,
+					    sizeof(err)) == 0);
+		CHECK(s.n_py == 3 && s.py_version == 0x030b &&
+		      s.py_flags == CPA_PY_BROKEN);
+		CHECK(s.py[2].code == 0x7f0000001002ull && s.py[2].instr == 20 &&
+		      s.py[2].flags == CPA_PY_FRAME_ENTRY);
+		CHECK(s.stack_len == (k ? 5u : 4096u) && (k || s.stack[8] == 1));
+		/* one frame more than the record holds */
+		uint8_t *p = (uint8_t *)rec.payload;
+		size_t at = rec.len - 8 - 3 * 16;
+		p[at + 2] = 4;
+		CHECK(cpa_decode_raw_sample(&rec, &s, snap, err,
+					    sizeof(err)) < 0);
+		CHECK(strstr(err, "does not match") != NULL);
+		p[at + 2] = 65;
+		CHECK(cpa_decode_raw_sample(&rec, &s, snap, err,
+					    sizeof(err)) < 0);
+		CHECK(strstr(err, "Python frames") != NULL);
+	}
+	cpa_reader_free(&r);
+	close(fd);
+}
+
 int main(void)
 {
 	test_round_trip();
@@ -957,6 +1018,7 @@ int main(void)
 	test_decode_errors();
 	test_zero_runs();
 	test_zero_run_errors();
+	test_py_frames();
 	test_writer_limits();
 	test_dict();
 	test_reader_ready();
