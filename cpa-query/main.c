@@ -87,6 +87,7 @@ int main(int argc, char **argv)
 			split = o.split_ns ? o.split_ns
 				: ss.interval_ns ? ss.interval_ns : 1000000000;
 		fold_sink_init(&s, &o.labels, split);
+		s.pprof = o.format == FORMAT_PPROF;
 		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
 		if (o.diff) {
 			struct scan_stats bst = {0};

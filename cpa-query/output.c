@@ -43,7 +43,8 @@ static uint32_t representative(struct fold_sink *s, uint32_t lsid)
 	if (lsid < s->rep_n && s->rep[lsid])
 		return s->rep[lsid];
 	const struct cpa_store_labelset *ls = &s->d->labelsets[lsid];
-	uint32_t key[CPA_LABELS_MAX + 1] = {ls->kind};
+	uint32_t key[CPA_LABELS_MAX + 7] = {ls->kind};
+	unsigned n = s->labels->n + 1;
 	for (unsigned i = 0; i < s->labels->n; i++) {
 		switch (s->labels->order[i]) {
 		case CPA_LABEL_COMM: key[i + 1] = ls->comm; break;
@@ -57,9 +58,16 @@ static uint32_t representative(struct fold_sink *s, uint32_t lsid)
 		case CPA_LABEL_CPU: key[i + 1] = ls->cpu; break;
 		}
 	}
+	if (s->pprof) {	/* every label pprof carries, whichever are shown */
+		key[n++] = ls->comm;
+		key[n++] = ls->pid;
+		key[n++] = ls->tid;
+		key[n++] = ls->thread;
+		key[n++] = ls->container;
+		key[n++] = ls->env;
+	}
 	bool is_new;
-	uint32_t group = cpa_stacktab_intern(s->proj, key, s->labels->n + 1,
-					     &is_new);
+	uint32_t group = cpa_stacktab_intern(s->proj, key, n, &is_new);
 	CPA_GROW(s->group_rep, s->group_n, (size_t)group + 1);
 	if (is_new)
 		s->group_rep[group] = lsid;
@@ -75,6 +83,25 @@ static void fold_entry(struct sink *k, unsigned column, uint64_t start,
 	uint64_t group = s->split_ns ? start - start % s->split_ns : column;
 	qmap_add(&s->seg, group,
 		 (uint64_t)representative(s, ls) << 32 | stack, weight);
+}
+
+/* pprof: the id of a sample's label values, kept across segments. */
+static uint32_t pprof_labels(struct fold_sink *s,
+			     const struct cpa_store_dict *d,
+			     const struct cpa_sample *smp)
+{
+	uint32_t key[CPA_PPROF_SAMPLE_LABELS];
+	bool is_new;
+
+	if (!s->pprof)
+		return 0;
+	if (!s->pp_labels) {
+		s->pp_labels = cpa_stacktab_new();
+		s->pp_strings = cpa_strtab_new();
+	}
+	cpa_pprof_sample_label_ids(key, s->pp_strings, &d->d, smp);
+	return cpa_stacktab_intern(s->pp_labels, key, CPA_PPROF_SAMPLE_LABELS,
+				   &is_new);
 }
 
 /* Formats each distinct (labelset, stack) of the segment once, through
@@ -114,7 +141,8 @@ static void fold_end(struct sink *k, const struct cpa_segment_info *si,
 		else if (cpa_kind_unit(s->kind[id]) !=
 			 cpa_kind_unit(ls->kind) && !s->two_units)
 			s->two_units = id;
-		qmap_add(&s->lines, e->a, id, e->v);
+		qmap_add(&s->lines, e->a,
+			 (uint64_t)pprof_labels(s, d, &smp) << 32 | id, e->v);
 		if (size > (1u << 20)) {
 			fclose(f);
 			free(buf);
@@ -151,12 +179,17 @@ void fold_sink_free(struct fold_sink *s)
 	qmap_free(&s->lines);
 	cpa_strtab_free(s->text);
 	free(s->kind);
+	if (s->pp_labels)
+		cpa_stacktab_free(s->pp_labels);
+	if (s->pp_strings)
+		cpa_strtab_free(s->pp_strings);
 }
 
 struct row {
 	const char *text;
 	uint64_t v[2];
 	uint32_t id;
+	uint32_t labels;		/* pprof: label set id, 0 otherwise */
 };
 
 /*
@@ -191,7 +224,7 @@ static struct row *collect(struct fold_sink *s, uint64_t g, bool diff,
 			r = cnt++;
 			rows[r] = (struct row){
 				cpa_strtab_get(s->text, (uint32_t)e->b, NULL),
-				{0, 0}, (uint32_t)e->b};
+				{0, 0}, (uint32_t)e->b, (uint32_t)(e->b >> 32)};
 			if (at)
 				at[e->b] = (uint32_t)cnt;
 		}
@@ -296,10 +329,17 @@ int fold_write_pprof(struct fold_sink *s, int fd, uint64_t period_ns,
 	size_t n;
 	struct row *rows = collect(s, 0, false, &n);
 	struct cpa_pprof *p = cpa_pprof_new(period_ns);
-	for (size_t i = 0; i < n; i++)
-		cpa_pprof_add_folded(p, cpa_kind_unit(s->kind[rows[i].id]),
+	struct cpa_pprof_label l[CPA_PPROF_SAMPLE_LABELS];
+	for (size_t i = 0; i < n; i++) {
+		uint32_t nk = 0;
+		if (rows[i].labels)
+			cpa_pprof_labels_of_ids(l, cpa_stacktab_get(s->pp_labels,
+						rows[i].labels, &nk),
+						s->pp_strings);
+		cpa_pprof_add_folded(p, cpa_pprof_kind_type(s->kind[rows[i].id]),
 				     rows[i].text, strlen(rows[i].text),
-				     rows[i].v[0]);
+				     rows[i].v[0], l, nk);
+	}
 	if (end_ns > start_ns)
 		cpa_pprof_set_time(p, start_ns, end_ns - start_ns);
 	char err[256];

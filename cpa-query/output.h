@@ -29,6 +29,10 @@ struct fold_sink {
 	uint16_t *kind;			/* line id -> event kind */
 	size_t kind_cap;
 	uint32_t two_units;		/* a line met in two units, 0 none */
+	/* pprof: lines apart by their labels, (label set << 32 | line id) */
+	bool pprof;
+	struct cpa_stacktab *pp_labels;	/* label value ids in pp_strings */
+	struct cpa_strtab *pp_strings;
 	/* per segment: labelset -> the labelset that prints the same */
 	const struct cpa_store_dict *d;
 	struct cpa_stacktab *proj;	/* label tuple -> group id */

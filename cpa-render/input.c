@@ -27,6 +27,7 @@
 #include "hash.h"
 #include "htab.h"
 #include "log.h"
+#include "pprof.h"
 #include "render.h"
 #include "symstream.h"
 
@@ -249,6 +250,7 @@ struct sample_key {
 struct leaf_entry {
 	struct sample_key key;
 	uint32_t leaf;
+	uint32_t pp;			/* pprof: id in profile.pp_keys */
 };
 
 struct stream_state {
@@ -265,11 +267,19 @@ struct stream_state {
 };
 
 static void make_key(struct sample_key *k, const struct cpa_sample *s,
-		     const struct cpa_labels *l)
+		     const struct cpa_labels *l, bool pprof)
 {
 	memset(k, 0, sizeof(*k));
 	k->kind = s->kind;
 	k->stack_id = s->stack_id;
+	if (pprof) {	/* every label pprof carries, whichever are drawn */
+		k->comm_id = s->comm_id;
+		k->pid = s->pid;
+		k->tid = s->tid;
+		k->thread_id = s->thread_id;
+		k->container_id = s->container_id;
+		k->env_id = s->env_id;
+	}
 	for (unsigned i = 0; i < l->n; i++) {
 		switch (l->order[i]) {
 		case CPA_LABEL_COMM: k->comm_id = s->comm_id; break;
@@ -343,19 +353,43 @@ static void push_frame(struct stream_state *st, uint32_t id)
 	push_name(st, st->name_of[id]);
 }
 
-/* Leaf node of a sample (whose ids the dictionary has checked). */
-static uint32_t sample_leaf(const struct render_opts *o,
-			    struct stream_state *st, const struct cpa_sample *s)
+/* The pprof key of a sample's leaf, kind and labels: their values are
+ * interned in the profile, as dictionary ids start over after a RESET. */
+static uint32_t pprof_key(struct profile *p, const struct cpa_dict *d,
+			  const struct cpa_sample *s, uint32_t leaf)
+{
+	uint32_t key[2 + CPA_PPROF_SAMPLE_LABELS] = { leaf, s->kind };
+	bool is_new;
+
+	if (!p->pp_keys) {
+		p->pp_keys = cpa_stacktab_new();
+		p->pp_strings = cpa_strtab_new();
+	}
+	cpa_pprof_sample_label_ids(key + 2, p->pp_strings, d, s);
+	uint32_t id = cpa_stacktab_intern(p->pp_keys, key,
+					  2 + CPA_PPROF_SAMPLE_LABELS, &is_new);
+	CPA_GROW_ZERO(p->pp_weight, p->cap_pp_weight, (size_t)id + 1);
+	return id;
+}
+
+/* Leaf node of a sample (whose ids the dictionary has checked); *pp its
+ * pprof key when the output is pprof. */
+static uint32_t sample_leaf(struct profile *p, const struct render_opts *o,
+			    struct stream_state *st, const struct cpa_sample *s,
+			    uint32_t *pp)
 {
 	struct sample_key k;
 	struct cpa_htab_probe pr;
 	uint32_t id, n;
+	bool pprof = o->format == FORMAT_PPROF;
 
-	make_key(&k, s, &o->labels);
+	make_key(&k, s, &o->labels, pprof);
 	for (id = cpa_htab_first(&st->leaves, cpa_hash(&k, sizeof(k), 0), &pr);
 	     id; id = cpa_htab_next(&st->leaves, &pr))
-		if (!memcmp(&st->ent[id].key, &k, sizeof(k)))
+		if (!memcmp(&st->ent[id].key, &k, sizeof(k))) {
+			*pp = st->ent[id].pp;
 			return st->ent[id].leaf;
+		}
 
 	const uint32_t *frames = cpa_dict_stack(&st->dict, s->stack_id, &n);
 	st->npath = 0;
@@ -374,9 +408,10 @@ static uint32_t sample_leaf(const struct render_opts *o,
 		for (size_t i = 0; i < st->npath; i++)
 			node = tree_child(st->tree, node, st->path[i]);
 
+	*pp = pprof ? pprof_key(p, &st->dict, s, node) : 0;
 	CPA_GROW(st->ent, st->cap_ent, st->nent + 2);
 	id = (uint32_t)++st->nent;
-	st->ent[id] = (struct leaf_entry){ k, node };
+	st->ent[id] = (struct leaf_entry){ k, node, *pp };
 	cpa_htab_add(&st->leaves, &pr, id);
 	return node;
 }
@@ -501,13 +536,17 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 				break;
 			if (s.weight == 0)
 				break;
-			uint32_t leaf = sample_leaf(o, &st, &s);
+			uint32_t pp;
+			uint32_t leaf = sample_leaf(p, o, &st, &s, &pp);
 			if (unit_check(p, o, &s, leaf, rec.offset, err,
 				       sizeof(err)) < 0)
 				goto bad;
 			if (add_weight(p, leaf, s.weight, 0, name, "byte",
 				       rec.offset) < 0)
 				goto out;
+			/* the tree's sum did not overflow: neither can this */
+			if (pp)
+				p->pp_weight[pp] += s.weight;
 			if (!p->start_ns || s.time_ns < p->start_ns)
 				p->start_ns = s.time_ns;
 			if (s.time_ns > p->end_ns)
@@ -615,6 +654,11 @@ void profile_free(struct profile *p)
 	tree_free(&p->tree);
 	free(p->timed);
 	free(p->leaf_unit);
+	if (p->pp_keys)
+		cpa_stacktab_free(p->pp_keys);
+	if (p->pp_strings)
+		cpa_strtab_free(p->pp_strings);
+	free(p->pp_weight);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -30,6 +30,8 @@ EXTRA_DIST += $(CPA_RENDER_JS) cpa-render/js2c.sh
 dist_man1_MANS += docs/man/cpa-render.1
 
 TESTS += tests/bats/render.bats tests/bats/render-browser.bats
+TESTS += tests/bats/pprof-labels.bats
+EXTRA_DIST += tests/bats/pprof-labels.bats
 EXTRA_DIST += tests/bats/render.bats tests/bats/render-browser.bats \
 	tests/data/render/README \
 	tests/data/render/perf-collapsed.folded \

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "intern.h"
 #include "labels.h"
 #include "stream.h"
 #include "tree.h"
@@ -69,6 +70,12 @@ struct profile {
 	uint64_t interval_ns;		/* of cpa-query's windows, 0 none */
 	uint8_t *leaf_unit;		/* pprof of a stream: node -> unit + 1 */
 	size_t cap_leaf_unit;
+	/* pprof of a stream: weights apart by kind and labels, keyed by
+	 * (leaf, kind, the label values' ids in pp_strings) */
+	struct cpa_stacktab *pp_keys;
+	struct cpa_strtab *pp_strings;
+	uint64_t *pp_weight;
+	size_t cap_pp_weight;
 	struct timed *timed;
 	size_t ntimed, captimed;
 };

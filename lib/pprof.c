@@ -5,11 +5,13 @@
  * https://github.com/google/pprof/blob/main/proto/profile.proto for the
  * field numbers used below.
  *
- * Strings, functions and stacks are interned as they are added (frame
- * name -> string id -> function id = location id), so a profile of a
- * million samples over a thousand stacks holds a thousand stacks.
+ * Strings, functions, stacks and label sets are interned as they are
+ * added (frame name -> string id -> function id = location id; a sample
+ * is a stack and a label set), so a profile of a million samples over a
+ * thousand stacks of ten threads holds ten thousand samples.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +32,8 @@ enum {
 	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
 	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
-	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
+	LABEL_KEY = 1, LABEL_STR = 2,
 	MAPPING_ID = 1, MAPPING_START = 2, MAPPING_LIMIT = 3,
 	MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
 	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3,
@@ -50,16 +53,92 @@ struct loc {
 	uint64_t address;
 };
 
-#define NUNITS (CPA_UNIT_PAGES + 1)
+/*
+ * The sample types, in column order. Go names heap profiles
+ * alloc_space and inuse_space; the other memory kinds are named after
+ * the kind, so -sample_index=mem_usage finds what --kind mem-usage
+ * asked for.
+ */
+enum {
+	T_SAMPLES, T_OFF_CPU, T_IRQ_OFF, T_EVENTS, T_MEM_VIRT, T_MEM_PHYS,
+	T_MEM_USAGE, T_ALLOC_SPACE, T_INUSE_SPACE, T_SPACE, T_PAGES, NTYPES
+};
+
+static const struct {
+	const char *type, *unit;
+	enum cpa_unit cpa_unit;
+} types[NTYPES] = {
+	[T_SAMPLES] = { "samples", "count", CPA_UNIT_SAMPLES },
+	[T_OFF_CPU] = { "off_cpu", "nanoseconds", CPA_UNIT_NS },
+	[T_IRQ_OFF] = { "irq_off", "nanoseconds", CPA_UNIT_NS },
+	[T_EVENTS] = { "events", "count", CPA_UNIT_COUNT },
+	[T_MEM_VIRT] = { "mem_virt", "bytes", CPA_UNIT_BYTES },
+	[T_MEM_PHYS] = { "mem_phys", "bytes", CPA_UNIT_BYTES },
+	[T_MEM_USAGE] = { "mem_usage", "bytes", CPA_UNIT_BYTES },
+	[T_ALLOC_SPACE] = { "alloc_space", "bytes", CPA_UNIT_BYTES },
+	[T_INUSE_SPACE] = { "inuse_space", "bytes", CPA_UNIT_BYTES },
+	[T_SPACE] = { "space", "bytes", CPA_UNIT_BYTES },
+	[T_PAGES] = { "pages", "count", CPA_UNIT_PAGES },
+};
+
+/* By kind name, so the table reads the same whatever the kinds' numbers. */
+static const struct {
+	const char *kind;
+	int type;
+} kind_types[] = {
+	{ "oncpu", T_SAMPLES },
+	{ "offcpu-blocked", T_OFF_CPU },
+	{ "offcpu-preempted", T_OFF_CPU },
+	{ "offcpu-yielded", T_OFF_CPU },
+	{ "offcpu-delay", T_OFF_CPU },
+	{ "irqoff", T_IRQ_OFF },
+	{ "probe", T_EVENTS },
+	{ "mem-virt", T_MEM_VIRT },
+	{ "mem-phys", T_MEM_PHYS },
+	{ "mem-usage", T_MEM_USAGE },
+	{ "mem-rss", T_MEM_USAGE },
+	{ "heap-alloc", T_ALLOC_SPACE },
+	{ "heap-inuse", T_INUSE_SPACE },
+};
+
+int cpa_pprof_unit_type(enum cpa_unit unit)
+{
+	switch (unit) {
+	case CPA_UNIT_SAMPLES: return T_SAMPLES;
+	case CPA_UNIT_NS: return T_OFF_CPU;
+	case CPA_UNIT_BYTES: return T_SPACE;
+	case CPA_UNIT_PAGES: return T_PAGES;
+	default: return T_EVENTS;
+	}
+}
+
+int cpa_pprof_kind_type(unsigned kind)
+{
+	const char *name = cpa_kind_name(kind);
+	enum cpa_unit unit = cpa_kind_unit(kind);
+
+	for (size_t i = 0; name && i < sizeof(kind_types) / sizeof(*kind_types);
+	     i++)
+		/* a kind whose unit is not its type's (memory in pages)
+		 * falls back to the unit's type rather than lie about it */
+		if (!strcmp(name, kind_types[i].kind) &&
+		    types[kind_types[i].type].cpa_unit == unit)
+			return kind_types[i].type;
+	return cpa_pprof_unit_type(unit);
+}
 
 struct cpa_pprof {
 	uint64_t period;
-	unsigned units;			/* bit per enum cpa_unit added */
+	unsigned types_used;		/* bit per sample type added */
 	uint64_t start_ns, duration_ns;
 	struct cpa_strtab *strings;	/* ids are string_table indexes */
 	struct cpa_stacktab *stacks;	/* location ids, leaf first */
-	uint64_t (*values)[NUNITS];	/* per stack id, per unit */
+	struct cpa_stacktab *labelsets;	/* key, value string ids */
+	struct cpa_stacktab *samples;	/* stack id, label set id (0 none) */
+	uint64_t (*values)[NTYPES];	/* per sample id, per type */
 	uint32_t nvalues;
+	uint32_t *label_buf;
+	uint32_t label_cap;
 	uint32_t *loc_of_name;		/* string id -> location id */
 	uint32_t cap_loc_of_name;
 	struct loc *locs;		/* location id - 1 */
@@ -114,6 +193,8 @@ struct cpa_pprof *cpa_pprof_new(uint64_t period)
 	p->period = period;
 	p->strings = cpa_strtab_new();
 	p->stacks = cpa_stacktab_new();
+	p->labelsets = cpa_stacktab_new();
+	p->samples = cpa_stacktab_new();
 	return p;
 }
 
@@ -123,6 +204,9 @@ void cpa_pprof_free(struct cpa_pprof *p)
 		return;
 	cpa_strtab_free(p->strings);
 	cpa_stacktab_free(p->stacks);
+	cpa_stacktab_free(p->labelsets);
+	cpa_stacktab_free(p->samples);
+	free(p->label_buf);
 	free(p->values);
 	free(p->loc_of_name);
 	free(p->locs);
@@ -202,39 +286,135 @@ static uint32_t location_of(struct cpa_pprof *p, const char *frame,
 	return p->nlocs;
 }
 
-/* The stack in frame_buf[0..n-1], root first, gets value in unit's column. */
-static void add_stack(struct cpa_pprof *p, enum cpa_unit unit, uint32_t n,
-		      uint64_t value)
+const char *const cpa_pprof_label_keys[CPA_PPROF_SAMPLE_LABELS] = {
+	"pid", "tid", "comm", "thread", "container", "pod", "cgroup", "env",
+};
+
+static void set_label(struct cpa_pprof_label *l, const char *v)
+{
+	l->value = v ? v : "";
+	l->len = strlen(l->value);
+}
+
+void cpa_pprof_sample_labels(struct cpa_pprof_sample_labels *out,
+			     const struct cpa_dict *d,
+			     const struct cpa_sample *s)
+{
+	const char *owner = cpa_dict_string(d, s->container_id, NULL);
+
+	snprintf(out->pid, sizeof(out->pid), "%" PRIu32, s->pid);
+	snprintf(out->tid, sizeof(out->tid), "%" PRIu32, s->tid);
+	memset(&out->owner, 0, sizeof(out->owner));
+	for (unsigned i = 0; i < CPA_PPROF_SAMPLE_LABELS; i++)
+		out->l[i].key = cpa_pprof_label_keys[i];
+	set_label(&out->l[0], out->pid);
+	set_label(&out->l[1], out->tid);
+	set_label(&out->l[2], cpa_dict_string(d, s->comm_id, NULL));
+	set_label(&out->l[3], cpa_dict_string(d, s->thread_id, NULL));
+	set_label(&out->l[4], NULL);
+	set_label(&out->l[5], NULL);
+	set_label(&out->l[6], NULL);
+	/* the label is a cgroup path, or a container name recorded as is */
+	if (owner && cpa_label_is_cgroup(owner)) {
+		cpa_owner_parse(owner, &out->owner);
+		set_label(&out->l[4], out->owner.container);
+		set_label(&out->l[5], out->owner.pod);
+		set_label(&out->l[6], owner);
+	} else {
+		set_label(&out->l[4], owner);
+	}
+	set_label(&out->l[7], cpa_dict_string(d, s->env_id, NULL));
+}
+
+void cpa_pprof_sample_label_ids(uint32_t ids[CPA_PPROF_SAMPLE_LABELS],
+				struct cpa_strtab *strings,
+				const struct cpa_dict *d,
+				const struct cpa_sample *s)
+{
+	struct cpa_pprof_sample_labels sl;
+	bool is_new;
+
+	cpa_pprof_sample_labels(&sl, d, s);
+	for (unsigned i = 0; i < CPA_PPROF_SAMPLE_LABELS; i++)
+		ids[i] = sl.l[i].len ? cpa_strtab_intern(strings, sl.l[i].value,
+							 sl.l[i].len, &is_new)
+				     : 0;
+}
+
+void cpa_pprof_labels_of_ids(struct cpa_pprof_label l[CPA_PPROF_SAMPLE_LABELS],
+			     const uint32_t ids[CPA_PPROF_SAMPLE_LABELS],
+			     const struct cpa_strtab *strings)
+{
+	for (unsigned i = 0; i < CPA_PPROF_SAMPLE_LABELS; i++) {
+		uint32_t len = 0;
+		l[i].key = cpa_pprof_label_keys[i];
+		l[i].value = ids[i] ? cpa_strtab_get(strings, ids[i], &len) : "";
+		l[i].len = len;
+	}
+}
+
+/* The label set's id, 0 for none. */
+static uint32_t labelset_of(struct cpa_pprof *p,
+			    const struct cpa_pprof_label *labels,
+			    unsigned nlabels)
+{
+	uint32_t n = 0;
+	bool is_new;
+
+	CPA_GROW(p->label_buf, p->label_cap, 2 * (size_t)nlabels);
+	for (unsigned i = 0; i < nlabels; i++) {
+		if (!labels[i].len)
+			continue;
+		p->label_buf[n++] = str_id(p, labels[i].key,
+					   strlen(labels[i].key));
+		p->label_buf[n++] = str_id(p, labels[i].value, labels[i].len);
+	}
+	return n ? cpa_stacktab_intern(p->labelsets, p->label_buf, n, &is_new)
+		 : 0;
+}
+
+/* The stack in frame_buf[0..n-1], root first, with the labels, gets value
+ * in type's column. */
+static void add_stack(struct cpa_pprof *p, int type, uint32_t n,
+		      uint64_t value, const struct cpa_pprof_label *labels,
+		      unsigned nlabels)
 {
 	bool is_new;
 
-	if ((unsigned)unit >= NUNITS)
-		unit = CPA_UNIT_COUNT;
+	if (type < 0 || type >= NTYPES)
+		type = T_EVENTS;
 	/* pprof lists a sample's locations leaf first */
 	for (uint32_t i = 0; i < n / 2; i++) {
 		uint32_t t = p->frame_buf[i];
 		p->frame_buf[i] = p->frame_buf[n - 1 - i];
 		p->frame_buf[n - 1 - i] = t;
 	}
-	uint32_t id = cpa_stacktab_intern(p->stacks, p->frame_buf, n, &is_new);
+	uint32_t key[2] = {
+		cpa_stacktab_intern(p->stacks, p->frame_buf, n, &is_new),
+		labelset_of(p, labels, nlabels),
+	};
+	uint32_t id = cpa_stacktab_intern(p->samples, key, 2, &is_new);
 	CPA_GROW_ZERO(p->values, p->nvalues, (size_t)id + 1);
 	/* a sum past INT64_MAX is refused when written */
-	uint64_t *v = &p->values[id][unit];
+	uint64_t *v = &p->values[id][type];
 	*v = *v + value < *v ? UINT64_MAX : *v + value;
-	p->units |= 1u << unit;
+	p->types_used |= 1u << type;
 }
 
-void cpa_pprof_add(struct cpa_pprof *p, enum cpa_unit unit,
-		   const char *const *frames, uint32_t n, uint64_t value)
+void cpa_pprof_add(struct cpa_pprof *p, int type, const char *const *frames,
+		   uint32_t n, uint64_t value,
+		   const struct cpa_pprof_label *labels, unsigned nlabels)
 {
 	CPA_GROW(p->frame_buf, p->frame_cap, n);
 	for (uint32_t i = 0; i < n; i++)
 		p->frame_buf[i] = location_of(p, frames[i], strlen(frames[i]));
-	add_stack(p, unit, n, value);
+	add_stack(p, type, n, value, labels, nlabels);
 }
 
-void cpa_pprof_add_folded(struct cpa_pprof *p, enum cpa_unit unit,
-			  const char *stack, size_t len, uint64_t value)
+void cpa_pprof_add_folded(struct cpa_pprof *p, int type, const char *stack,
+			  size_t len, uint64_t value,
+			  const struct cpa_pprof_label *labels,
+			  unsigned nlabels)
 {
 	const char *at = stack, *f;
 	size_t flen;
@@ -246,7 +426,7 @@ void cpa_pprof_add_folded(struct cpa_pprof *p, enum cpa_unit unit,
 		p->frame_buf[n++] = flen ? location_of(p, f, flen)
 					 : location_of(p, "[unknown]", 9);
 	}
-	add_stack(p, unit, n, value);
+	add_stack(p, type, n, value, labels, nlabels);
 }
 
 static void put_value_type(struct cpa_buf *b, unsigned field, uint32_t type,
@@ -256,15 +436,6 @@ static void put_value_type(struct cpa_buf *b, unsigned field, uint32_t type,
 	put_int(tmp, VALUE_TYPE_UNIT, unit);
 	put_msg(b, field, tmp);
 }
-
-/* Each unit's value type, as Go's own profiles name them. */
-static const char *const type_name[NUNITS][2] = {
-	[CPA_UNIT_SAMPLES] = { "samples", "count" },
-	[CPA_UNIT_NS] = { "off_cpu", "nanoseconds" },
-	[CPA_UNIT_COUNT] = { "events", "count" },
-	[CPA_UNIT_BYTES] = { "space", "bytes" },
-	[CPA_UNIT_PAGES] = { "pages", "count" },
-};
 
 /*
  * Locations, mappings and samples are written in name order, not in the
@@ -305,15 +476,32 @@ static int by_mapping_name(const void *x, const void *y, void *ctx)
 		       p->mappings[*(const uint32_t *)y]);
 }
 
-/* Stacks by their frames' new ids, root first. */
-static int by_stack(const void *x, const void *y, void *ctx)
+/* Label sets by their keys and values, as text. */
+static int by_labels(const struct cpa_pprof *p, uint32_t x, uint32_t y)
+{
+	uint32_t na = 0, nb = 0;
+	const uint32_t *a = x ? cpa_stacktab_get(p->labelsets, x, &na) : NULL;
+	const uint32_t *b = y ? cpa_stacktab_get(p->labelsets, y, &nb) : NULL;
+
+	for (uint32_t i = 0; i < na && i < nb; i++) {
+		int c = str_cmp(p, a[i], b[i]);
+		if (c)
+			return c;
+	}
+	return (na > nb) - (na < nb);
+}
+
+/* Samples by their stack's frames' new ids, root first, then labels. */
+static int by_sample(const void *x, const void *y, void *ctx)
 {
 	const struct order *o = ctx;
-	uint32_t na, nb;
-	const uint32_t *a = cpa_stacktab_get(o->p->stacks, *(const uint32_t *)x,
-					     &na);
-	const uint32_t *b = cpa_stacktab_get(o->p->stacks, *(const uint32_t *)y,
-					     &nb);
+	uint32_t na, nb, n;
+	const uint32_t *ka = cpa_stacktab_get(o->p->samples,
+					      *(const uint32_t *)x, &n);
+	const uint32_t *kb = cpa_stacktab_get(o->p->samples,
+					      *(const uint32_t *)y, &n);
+	const uint32_t *a = cpa_stacktab_get(o->p->stacks, ka[0], &na);
+	const uint32_t *b = cpa_stacktab_get(o->p->stacks, kb[0], &nb);
 
 	for (uint32_t i = 1; i <= na && i <= nb; i++) {
 		uint32_t ra = o->loc_rank[a[na - i] - 1];
@@ -321,7 +509,9 @@ static int by_stack(const void *x, const void *y, void *ctx)
 		if (ra != rb)
 			return ra < rb ? -1 : 1;
 	}
-	return (na > nb) - (na < nb);
+	if (na != nb)
+		return (na > nb) - (na < nb);
+	return by_labels(o->p, ka[1], kb[1]);
 }
 
 /* perm[0..n-1] = 0..n-1 sorted by cmp; rank[perm[i]] = i + 1. */
@@ -340,27 +530,27 @@ static uint32_t *sorted(uint32_t n, uint32_t *rank,
 }
 
 /*
- * One column per unit present, in enum order, and after samples/count
- * cpu/nanoseconds when the period is known; a sample has a value in each
- * column, zero in those of other units. The default column is CPU time,
- * else the first.
+ * One column per sample type present, in table order, and after
+ * samples/count cpu/nanoseconds when the period is known; a sample has a
+ * value in each column, zero in those of other types. The default column
+ * is CPU time, else the first.
  */
 static void encode(struct cpa_pprof *p, struct cpa_buf *b)
 {
-	struct cpa_buf m = { 0 }, packed = { 0 };
-	uint32_t ncols = 0, type[NUNITS + 1], unit[NUNITS + 1];
-	int col_of[NUNITS], cpu_col = -1;
-	unsigned units = p->units ? p->units : 1u << CPA_UNIT_SAMPLES;
+	struct cpa_buf m = { 0 }, packed = { 0 }, label = { 0 };
+	uint32_t ncols = 0, type[NTYPES + 1], unit[NTYPES + 1];
+	int col_of[NTYPES], cpu_col = -1;
+	unsigned used = p->types_used ? p->types_used : 1u << T_SAMPLES;
 
-	for (unsigned u = 0; u < NUNITS; u++) {
+	for (unsigned u = 0; u < NTYPES; u++) {
 		col_of[u] = -1;
-		if (!(units & 1u << u))
+		if (!(used & 1u << u))
 			continue;
 		col_of[u] = (int)ncols;
-		type[ncols] = str_id(p, type_name[u][0], strlen(type_name[u][0]));
-		unit[ncols] = str_id(p, type_name[u][1], strlen(type_name[u][1]));
+		type[ncols] = str_id(p, types[u].type, strlen(types[u].type));
+		unit[ncols] = str_id(p, types[u].unit, strlen(types[u].unit));
 		ncols++;
-		if (u == CPA_UNIT_SAMPLES && p->period) {
+		if (u == T_SAMPLES && p->period) {
 			cpu_col = (int)ncols;
 			type[ncols] = str_id(p, "cpu", 3);
 			unit[ncols] = str_id(p, "nanoseconds", 11);
@@ -379,35 +569,45 @@ static void encode(struct cpa_pprof *p, struct cpa_buf *b)
 				    &o);
 	o.loc_rank = loc_rank;
 
-	/* the stacks that have a value, in order */
-	uint32_t nstacks = cpa_stacktab_count(p->stacks), nkept = 0;
-	uint32_t *stacks = cpa_malloc(((size_t)nstacks + 1) * sizeof(uint32_t));
-	for (uint32_t id = 1; id <= nstacks && id < p->nvalues; id++)
-		for (unsigned u = 0; u < NUNITS; u++)
+	/* the samples that have a value, in order */
+	uint32_t nsamples = cpa_stacktab_count(p->samples), nkept = 0;
+	uint32_t *samples = cpa_malloc(((size_t)nsamples + 1) *
+				       sizeof(uint32_t));
+	for (uint32_t id = 1; id <= nsamples && id < p->nvalues; id++)
+		for (unsigned u = 0; u < NTYPES; u++)
 			if (p->values[id][u]) {
-				stacks[nkept++] = id;
+				samples[nkept++] = id;
 				break;
 			}
-	qsort_r(stacks, nkept, sizeof(*stacks), by_stack, &o);
+	qsort_r(samples, nkept, sizeof(*samples), by_sample, &o);
 
 	for (uint32_t k = 0; k < nkept; k++) {
-		uint32_t n;
-		const uint32_t *locs = cpa_stacktab_get(p->stacks, stacks[k], &n);
-		const uint64_t *v = p->values[stacks[k]];
+		uint32_t n, nl = 0;
+		const uint32_t *key = cpa_stacktab_get(p->samples, samples[k], &n);
+		const uint32_t *locs = cpa_stacktab_get(p->stacks, key[0], &n);
+		const uint32_t *ls = key[1] ? cpa_stacktab_get(p->labelsets,
+							       key[1], &nl)
+					    : NULL;
+		const uint64_t *v = p->values[samples[k]];
 
 		for (uint32_t i = 0; i < n; i++)
 			cpa_buf_uleb128(&packed, loc_rank[locs[i] - 1]);
 		put_msg(&m, SAMPLE_LOCATION_ID, &packed);	/* packed ids */
-		for (unsigned u = 0; u < NUNITS; u++) {
+		for (unsigned u = 0; u < NTYPES; u++) {
 			if (col_of[u] < 0)
 				continue;
 			cpa_buf_uleb128(&packed, v[u]);
-			if ((int)u == CPA_UNIT_SAMPLES && cpu_col >= 0)
+			if (u == T_SAMPLES && cpu_col >= 0)
 				/* wraps like the int64 it encodes, never UB */
 				cpa_buf_uleb128(&packed, v[u] * p->period);
 		}
 		put_bytes(&m, SAMPLE_VALUE, packed.p, packed.len);
 		packed.len = 0;
+		for (uint32_t i = 0; i + 1 < nl; i += 2) {
+			put_int(&label, LABEL_KEY, ls[i]);
+			put_int(&label, LABEL_STR, ls[i + 1]);
+			put_msg(&m, SAMPLE_LABEL, &label);
+		}
 		put_msg(b, PROFILE_SAMPLE, &m);
 	}
 
@@ -439,7 +639,7 @@ static void encode(struct cpa_pprof *p, struct cpa_buf *b)
 		put_int(&m, FUNCTION_SYSTEM_NAME, p->locs[loc_perm[i]].name);
 		put_msg(b, PROFILE_FUNCTION, &m);
 	}
-	free(stacks);
+	free(samples);
 	free(loc_rank);
 	free(map_rank);
 	free(loc_perm);
@@ -462,6 +662,7 @@ static void encode(struct cpa_pprof *p, struct cpa_buf *b)
 		put_int(b, PROFILE_DEFAULT_SAMPLE_TYPE, type[dflt]);
 	free(m.p);
 	free(packed.p);
+	free(label.p);
 }
 
 static int write_all(int fd, const uint8_t *p, size_t n, char *err,
@@ -489,12 +690,12 @@ int cpa_pprof_write(struct cpa_pprof *p, int fd, char *err, size_t errlen)
 	int rc = 0, zrc;
 
 	for (uint32_t id = 1; id < p->nvalues; id++)
-		for (unsigned u = 0; u < NUNITS; u++)
+		for (unsigned u = 0; u < NTYPES; u++)
 			if (p->values[id][u] > INT64_MAX) {
 				snprintf(err, errlen, "a weight of %llu %s does "
 					 "not fit pprof's int64",
 					 (unsigned long long)p->values[id][u],
-					 cpa_unit_name((enum cpa_unit)u));
+					 cpa_unit_name(types[u].cpa_unit));
 				return -1;
 			}
 	encode(p, &raw);

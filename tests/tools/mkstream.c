@@ -9,6 +9,9 @@
  *   lost COUNT
  *   raw COUNT        (COUNT unsymbolized samples, as cpa-capture writes)
  *   meta KEY VALUE
+ *   container PATH   (the container-or-cgroup label of later samples;
+ *                    "container -" for none)
+ *   env VALUE        (their env label; "env -" for none)
  *   noend            (leave out the END record: a truncated stream)
  */
 #include <stdio.h>
@@ -24,6 +27,7 @@ int main(int argc, char **argv)
 	struct cpa_symwriter sw;
 	char line[65536];
 	int end = 1;
+	char container[4096] = "", env[4096] = "";
 	unsigned long lineno = 0;
 
 	cpa_set_progname(argv[0]);
@@ -58,6 +62,16 @@ int main(int argc, char **argv)
 				cpa_write_raw_sample(&sw.w, &r);
 			continue;
 		}
+		if (sscanf(line, "container %4095s", container) == 1) {
+			if (!strcmp(container, "-"))
+				container[0] = '\0';
+			continue;
+		}
+		if (sscanf(line, "env %4095s", env) == 1) {
+			if (!strcmp(env, "-"))
+				env[0] = '\0';
+			continue;
+		}
 		if (sscanf(line, "meta %255s %255s", key, val) == 2) {
 			cpa_write_meta(&sw.w, key, val);
 			continue;
@@ -81,6 +95,8 @@ int main(int argc, char **argv)
 			.stack_id = cpa_symw_stack(&sw, frames, n),
 			.comm_id = cpa_symw_cstr(&sw, comm),
 			.thread_id = cpa_symw_cstr(&sw, thread),
+			.container_id = container[0] ? cpa_symw_cstr(&sw, container) : 0,
+			.env_id = env[0] ? cpa_symw_cstr(&sw, env) : 0,
 		};
 		cpa_write_sample(&sw.w, &s);
 	}
