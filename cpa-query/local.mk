@@ -11,4 +11,4 @@ cpa_query_cpa_query_SOURCES = \
 cpa_query_cpa_query_LDADD = lib/libcpa.a $(ZSTD_LIBS) -lz $(M_LIBS)
 dist_man1_MANS += docs/man/cpa-query.1
 
-TESTS += tests/bats/query.bats
+TESTS += tests/bats/query.bats tests/bats/mem-query.bats

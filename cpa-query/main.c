@@ -33,6 +33,23 @@ static uint64_t period_ns(const struct store_set *ss)
 	return 0;
 }
 
+/*
+ * The range [from, to) has been read into k. For mem-usage and heap-inuse
+ * the answer is what was still held at to: unless --growth, the older
+ * windows of those kinds are read too, when the range had such samples or
+ * --kind asked for them (a query of other kinds reads nothing more).
+ */
+static void add_held(const struct query_opts *o, const struct store_set *ss,
+		     uint64_t from, unsigned column,
+		     const struct scan_stats *st, struct sink *k)
+{
+	uint32_t nets = 1u << CPA_KIND_MEM_USAGE | 1u << CPA_KIND_HEAP_INUSE;
+	if (o->growth)
+		return;
+	if (st->nets || (o->filter.kinds & nets))
+		scan_held(ss, from, column, &o->filter, k);
+}
+
 static void report(const char *what, const struct scan_stats *st)
 {
 	cpa_debug("%s: %llu segments, %llu blocks, %llu windows, %llu entries",
@@ -70,6 +87,7 @@ int main(int argc, char **argv)
 			cpa_die("%s: %s", o.output ? o.output : "<stdout>",
 				strerror(errno));
 		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
+		add_held(&o, &ss, o.from, 0, &st, &s.k);
 		int r = stream_sink_finish(&s);
 		if (r < 0 && r != -EPIPE)
 			cpa_die("%s: %s", o.output ? o.output : "<stdout>",
@@ -78,6 +96,7 @@ int main(int argc, char **argv)
 		struct top_sink s;
 		top_sink_init(&s);
 		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
+		add_held(&o, &ss, o.from, 0, &st, &s.k);
 		top_write(&s, out, o.top);
 		top_sink_free(&s);
 	} else {
@@ -89,10 +108,14 @@ int main(int argc, char **argv)
 		fold_sink_init(&s, &o.labels, split);
 		s.pprof = o.format == FORMAT_PPROF;
 		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
+		/* a split writes each window's own change */
+		if (!o.split_dir)
+			add_held(&o, &ss, o.from, 0, &st, &s.k);
 		if (o.diff) {
 			struct scan_stats bst = {0};
 			scan_range(&ss, o.diff_from, o.diff_to, 1, &o.filter,
 				   &s.k, &bst);
+			add_held(&o, &ss, o.diff_from, 1, &bst, &s.k);
 			report("baseline", &bst);
 		}
 		if (o.split_dir)
@@ -104,6 +127,10 @@ int main(int argc, char **argv)
 		else if (fold_write(&s, out, o.diff) < 0 && errno != EPIPE)
 			cpa_die("%s: %s", o.output ? o.output : "<stdout>",
 				strerror(errno));
+		if (s.not_held)
+			cpa_debug("stacks left out, their frees reaching "
+				  "their allocations: %llu",
+				  (unsigned long long)s.not_held);
 		fold_sink_free(&s);
 	}
 	report("range", &st);

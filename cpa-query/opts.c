@@ -12,7 +12,7 @@ enum {
 	OPT_FROM = 0x100, OPT_TO, OPT_LAST, OPT_LIST, OPT_PID, OPT_TID,
 	OPT_COMM, OPT_CGROUP, OPT_CONTAINER, OPT_POD, OPT_CPU, OPT_ENV, OPT_KIND,
 	OPT_GREP, OPT_EXCLUDE, OPT_LABELS, OPT_FORMAT, OPT_SPLIT,
-	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO,
+	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO, OPT_GROWTH,
 };
 
 static const char doc[] =
@@ -21,8 +21,10 @@ static const char doc[] =
 	"files, a top list or a differential profile.\v"
 	"TIME is HH:MM[:SS] (today, local time), YYYY-MM-DD[ HH:MM[:SS]], "
 	"ISO 8601 (2026-11-30T10:15:00Z), @EPOCH seconds, now, or relative "
-	"(-10m). A window is selected when it overlaps [--from, --to). See "
-	"cpa-query(1).";
+	"(-10m). A window is selected when it overlaps [--from, --to). "
+	"mem-usage and heap-inuse answer what was still held at --to, "
+	"allocated however long before; --growth, what grew in the range. "
+	"See cpa-query(1).";
 
 static const struct argp_option options[] = {
 	{NULL, 0, NULL, 0, "Store and range:", 0},
@@ -49,7 +51,8 @@ static const struct argp_option options[] = {
 	{"env", OPT_ENV, "VALUE", 0, "Only samples with this recorded env "
 	 "value", 2},
 	{"kind", OPT_KIND, "KIND[,KIND]", 0, "Only these event kinds "
-	 "(oncpu, offcpu-blocked, offcpu-preempted, ...)", 2},
+	 "(oncpu, offcpu-blocked, offcpu-preempted, ..., mem-virt, mem-phys, "
+	 "mem-usage, heap-alloc, heap-inuse)", 2},
 	{"grep", OPT_GREP, "REGEX", 0, "Only stacks with a frame matching "
 	 "REGEX", 2},
 	{"exclude", OPT_EXCLUDE, "REGEX", 0, "Drop stacks with a frame "
@@ -71,6 +74,9 @@ static const struct argp_option options[] = {
 	 "write 'stack baseline range' lines for a differential flame "
 	 "graph", 3},
 	{"diff-to", OPT_DIFF_TO, "TIME", 0, "End of the baseline range", 3},
+	{"growth", OPT_GROWTH, NULL, 0, "mem-usage, heap-inuse: what grew "
+	 "within the range (allocations minus frees), not what was held at "
+	 "--to", 3},
 	{"verbose", 'v', NULL, 0, "Say what was read", 4},
 	{0},
 };
@@ -180,6 +186,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_DIFF_TO:
 		ps->diff_to = arg;
+		break;
+	case OPT_GROWTH:
+		o->growth = true;
 		break;
 	case 'v':
 		cpa_set_verbose(true);

@@ -23,6 +23,7 @@ struct query_opts {
 	const char *split_dir;
 	uint64_t split_ns;		/* 0: one file per window */
 	unsigned top;
+	bool growth;			/* netting kinds: the range alone */
 	const char *output;
 	struct filter filter;
 };

@@ -43,7 +43,9 @@ static uint32_t representative(struct fold_sink *s, uint32_t lsid)
 	if (lsid < s->rep_n && s->rep[lsid])
 		return s->rep[lsid];
 	const struct cpa_store_labelset *ls = &s->d->labelsets[lsid];
-	uint32_t key[CPA_LABELS_MAX + 7] = {ls->kind};
+	/* frees print as their allocations do, but are summed apart */
+	uint32_t key[CPA_LABELS_MAX + 7] = {
+		ls->kind | (ls->flags & CPA_FLAG_FREE ? 1u << 16 : 0)};
 	unsigned n = s->labels->n + 1;
 	for (unsigned i = 0; i < s->labels->n; i++) {
 		switch (s->labels->order[i]) {
@@ -141,8 +143,11 @@ static void fold_end(struct sink *k, const struct cpa_segment_info *si,
 		else if (cpa_kind_unit(s->kind[id]) !=
 			 cpa_kind_unit(ls->kind) && !s->two_units)
 			s->two_units = id;
-		qmap_add(&s->lines, e->a,
-			 (uint64_t)pprof_labels(s, d, &smp) << 32 | id, e->v);
+		if (ls->flags & CPA_FLAG_ESTIMATE)
+			s->estimate = true;
+		qmap_add(ls->flags & CPA_FLAG_FREE ? &s->freed : &s->lines,
+			 e->a, (uint64_t)pprof_labels(s, d, &smp) << 32 | id,
+			 e->v);
 		if (size > (1u << 20)) {
 			fclose(f);
 			free(buf);
@@ -166,6 +171,7 @@ void fold_sink_init(struct fold_sink *s, const struct cpa_labels *labels,
 	s->split_ns = split_ns;
 	qmap_init(&s->seg);
 	qmap_init(&s->lines);
+	qmap_init(&s->freed);
 	s->text = cpa_strtab_new();
 }
 
@@ -177,6 +183,7 @@ void fold_sink_free(struct fold_sink *s)
 	free(s->group_rep);
 	qmap_free(&s->seg);
 	qmap_free(&s->lines);
+	qmap_free(&s->freed);
 	cpa_strtab_free(s->text);
 	free(s->kind);
 	if (s->pp_labels)
@@ -191,6 +198,47 @@ struct row {
 	uint32_t id;
 	uint32_t labels;		/* pprof: label set id, 0 otherwise */
 };
+
+/*
+ * Frees taken off the allocations of their lines: what a stack still
+ * held (mem-usage, heap-inuse). A line whose frees reach its allocations
+ * holds nothing and is left out, as are lines of frees alone (their
+ * allocations are older than the store, or were filtered out); both are
+ * counted for --verbose. Returns the rows kept.
+ */
+static size_t net_rows(struct fold_sink *s, uint64_t g, bool diff,
+		       struct row *rows, size_t n)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool had_frees = false, held = false;
+		for (unsigned col = 0; col < (diff ? 2u : 1u); col++) {
+			uint64_t grp = diff ? (col == 0 ? 1 : 0) : g;
+			uint64_t f = qmap_get(&s->freed, grp,
+					      (uint64_t)rows[i].labels << 32 |
+					      rows[i].id);
+			if (f) {
+				had_frees = true;
+				rows[i].v[col] = rows[i].v[col] > f
+						 ? rows[i].v[col] - f : 0;
+			}
+			if (rows[i].v[col])
+				held = true;
+		}
+		if (had_frees && !held) {
+			s->not_held++;
+			continue;
+		}
+		rows[kept++] = rows[i];
+	}
+	for (size_t i = 0; i < s->freed.n; i++) {
+		const struct qmap_entry *e = &s->freed.e[i];
+		bool mine = diff ? e->a <= 1 : e->a == g;
+		if (mine && !qmap_get(&s->lines, e->a, e->b))
+			s->not_held++;
+	}
+	return kept;
+}
 
 /*
  * Rows of group g or, with diff, of groups 1 (baseline, first column) and
@@ -232,6 +280,8 @@ static struct row *collect(struct fold_sink *s, uint64_t g, bool diff,
 	}
 	free(at);
 	*n = cnt;
+	if (s->freed.n)
+		*n = net_rows(s, g, diff, rows, cnt);
 	return rows;
 }
 
@@ -239,6 +289,8 @@ int fold_write(struct fold_sink *s, FILE *out, bool diff)
 {
 	size_t n;
 	struct row *rows = collect(s, 0, diff, &n);
+	if (s->estimate)
+		fputs("# estimate\n", out);
 	for (size_t i = 0; i < n; i++) {
 		if (diff)
 			fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n",
@@ -302,6 +354,8 @@ int fold_write_split(struct fold_sink *s, const char *dir)
 		}
 		size_t n;
 		struct row *rows = collect(s, groups[i], false, &n);
+		if (s->estimate)
+			fputs("# estimate\n", f);
 		for (size_t k = 0; k < n; k++)
 			fprintf(f, "%s %" PRIu64 "\n", rows[k].text,
 				rows[k].v[0]);
@@ -464,12 +518,17 @@ static void top_begin(struct sink *k, const struct cpa_segment_info *si,
 		      const struct cpa_store_dict *d)
 {
 	qmap_clear(&top_of(k)->seg);
+	top_of(k)->d = d;
 }
 
 static void top_entry(struct sink *k, unsigned column, uint64_t start,
 		      uint32_t ls, uint32_t stack, uint64_t weight)
 {
-	qmap_add(&top_of(k)->seg, 0, stack, weight);
+	struct top_sink *s = top_of(k);
+	const struct cpa_store_labelset *l = &s->d->labelsets[ls];
+	unsigned a = !cpa_kind_nets(l->kind) ? 0
+		     : l->flags & CPA_FLAG_FREE ? 2 : 1;
+	qmap_add(&s->seg, a, stack, weight);
 }
 
 static void top_end(struct sink *k, const struct cpa_segment_info *si,
@@ -486,7 +545,13 @@ static void top_end(struct sink *k, const struct cpa_segment_info *si,
 			const char *name = cpa_dict_string(&d->d, f[j], &len);
 			s->path[j] = cpa_strtab_intern(s->names, name, len, NULL);
 		}
-		cpa_topfuncs_add(&s->top, s->path, n, s->seg.e[i].v);
+		if (!s->seg.e[i].a) {
+			cpa_topfuncs_add(&s->top, s->path, n, s->seg.e[i].v);
+			continue;
+		}
+		/* allocations and frees meet across segments by name */
+		uint32_t id = cpa_stacktab_intern(s->held, s->path, n, NULL);
+		qmap_add(&s->net, s->seg.e[i].a, id, s->seg.e[i].v);
 	}
 }
 
@@ -495,12 +560,24 @@ void top_sink_init(struct top_sink *s)
 	memset(s, 0, sizeof(*s));
 	s->k = (struct sink){top_begin, top_entry, top_end};
 	qmap_init(&s->seg);
+	qmap_init(&s->net);
+	s->held = cpa_stacktab_new();
 	s->names = cpa_strtab_new();
 	cpa_topfuncs_init(&s->top);
 }
 
 void top_write(struct top_sink *s, FILE *out, unsigned n)
 {
+	for (size_t i = 0; i < s->net.n; i++) {
+		const struct qmap_entry *e = &s->net.e[i];
+		uint64_t freed = qmap_get(&s->net, 2, e->b);
+		if (e->a != 1 || e->v <= freed)
+			continue;
+		uint32_t len;
+		const uint32_t *path = cpa_stacktab_get(s->held,
+							(uint32_t)e->b, &len);
+		cpa_topfuncs_add(&s->top, path, len, e->v - freed);
+	}
 	cpa_topfuncs_write(out, &s->top, s->names, n, CPA_TOP_SELF, NULL,
 			   NULL);
 }
@@ -508,6 +585,8 @@ void top_write(struct top_sink *s, FILE *out, unsigned n)
 void top_sink_free(struct top_sink *s)
 {
 	qmap_free(&s->seg);
+	qmap_free(&s->net);
+	cpa_stacktab_free(s->held);
 	cpa_strtab_free(s->names);
 	cpa_topfuncs_free(&s->top);
 	free(s->path);

@@ -25,6 +25,7 @@ struct fold_sink {
 	uint64_t split_ns;		/* 0: group by column */
 	struct qmap seg;		/* (group, ls<<32|stack) -> weight */
 	struct qmap lines;		/* (group, line id) -> weight */
+	struct qmap freed;		/* (group, line id) -> bytes freed */
 	struct cpa_strtab *text;	/* line id -> "frame;...;leaf" */
 	uint16_t *kind;			/* line id -> event kind */
 	size_t kind_cap;
@@ -33,6 +34,8 @@ struct fold_sink {
 	bool pprof;
 	struct cpa_stacktab *pp_labels;	/* label value ids in pp_strings */
 	struct cpa_strtab *pp_strings;
+	bool estimate;			/* a weight was scaled from sampling */
+	uint64_t not_held;		/* lines whose frees met their allocs */
 	/* per segment: labelset -> the labelset that prints the same */
 	const struct cpa_store_dict *d;
 	struct cpa_stacktab *proj;	/* label tuple -> group id */
@@ -68,7 +71,11 @@ int stream_sink_finish(struct stream_sink *s);
 /* Self and total weight per function. */
 struct top_sink {
 	struct sink k;
-	struct qmap seg;		/* (0, stack) -> weight */
+	struct qmap seg;		/* (0, stack) -> weight; 1, 2: netting
+					 * kinds' allocations and frees */
+	const struct cpa_store_dict *d;	/* of the segment being read */
+	struct cpa_stacktab *held;	/* netting kinds: name path ids */
+	struct qmap net;		/* (1 alloc or 2 free, path) -> bytes */
 	struct cpa_strtab *names;
 	struct cpa_topfuncs top;
 	uint32_t *path;			/* name ids of one stack */

@@ -88,6 +88,7 @@ struct walk {
 	const struct cpa_store_dict *d;
 	struct sink *k;
 	struct scan_stats *st;
+	bool held;		/* scan_held: whole windows, netting kinds */
 };
 
 static int on_window(void *arg, uint64_t start, const struct cpa_store_entry *e,
@@ -96,6 +97,20 @@ static int on_window(void *arg, uint64_t start, const struct cpa_store_entry *e,
 	struct walk *w = arg;
 	if (start >= w->to || start + w->interval <= w->from)
 		return 0;
+	if (w->held) {
+		if (start + w->interval > w->to)
+			return 0;	/* the range itself reads it */
+		for (uint32_t i = 0; i < n; i++) {
+			unsigned kind = w->d->labelsets[e[i].labelset].kind;
+			if (cpa_kind_nets(kind) &&
+			    filter_entry(w->f, &w->cache, w->d, e[i].labelset,
+					 e[i].stack))
+				w->k->entry(w->k, w->column, start,
+					    e[i].labelset, e[i].stack,
+					    e[i].weight);
+		}
+		return 0;
+	}
 	w->st->windows++;
 	if (!w->st->first_ns || start < w->st->first_ns)
 		w->st->first_ns = start;
@@ -106,15 +121,17 @@ static int on_window(void *arg, uint64_t start, const struct cpa_store_entry *e,
 				  e[i].stack))
 			continue;
 		w->st->entries++;
+		if (cpa_kind_nets(w->d->labelsets[e[i].labelset].kind))
+			w->st->nets = true;
 		w->k->entry(w->k, w->column, start, e[i].labelset, e[i].stack,
 			    e[i].weight);
 	}
 	return 0;
 }
 
-void scan_range(const struct store_set *ss, uint64_t from, uint64_t to,
-		unsigned column, const struct filter *f, struct sink *k,
-		struct scan_stats *st)
+static void scan(const struct store_set *ss, uint64_t from, uint64_t to,
+		 unsigned column, const struct filter *f, struct sink *k,
+		 struct scan_stats *st, bool held)
 {
 	char err[512];
 	for (size_t s = 0; s < ss->n; s++) {
@@ -130,7 +147,7 @@ void scan_range(const struct store_set *ss, uint64_t from, uint64_t to,
 		struct walk w = {.from = from, .to = to,
 				 .interval = si->interval_ns,
 				 .column = column, .f = f, .d = &r.dict,
-				 .k = k, .st = st};
+				 .k = k, .st = st, .held = held};
 		k->begin(k, si, &r.dict);
 		for (size_t i = 0; i < si->n_idx; i++) {
 			const struct cpa_store_index_entry *e = &si->idx[i];
@@ -154,4 +171,19 @@ void scan_range(const struct store_set *ss, uint64_t from, uint64_t to,
 		filter_cache_reset(&w.cache);
 		cpa_segment_reader_close(&r);
 	}
+}
+
+void scan_range(const struct store_set *ss, uint64_t from, uint64_t to,
+		unsigned column, const struct filter *f, struct sink *k,
+		struct scan_stats *st)
+{
+	scan(ss, from, to, column, f, k, st, false);
+}
+
+void scan_held(const struct store_set *ss, uint64_t before, unsigned column,
+	       const struct filter *f, struct sink *k)
+{
+	struct scan_stats st = {0};
+	if (before)
+		scan(ss, 0, before, column, f, k, &st, true);
 }

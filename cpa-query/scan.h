@@ -41,6 +41,7 @@ struct sink {
 struct scan_stats {
 	uint64_t segments, blocks, windows, entries;
 	uint64_t first_ns, last_ns;	/* span of windows read */
+	bool nets;		/* an entry of a kind that nets frees */
 };
 
 /*
@@ -50,5 +51,13 @@ struct scan_stats {
 void scan_range(const struct store_set *ss, uint64_t from, uint64_t to,
 		unsigned column, const struct filter *f, struct sink *k,
 		struct scan_stats *st);
+/*
+ * What was still held at the end of a range of the kinds that net frees
+ * (cpa_kind_nets: mem-usage, heap-inuse) includes allocations made before
+ * it: sends the entries of those kinds, and only those, of every window
+ * that ends by before, from the oldest stored on. Not counted in st.
+ */
+void scan_held(const struct store_set *ss, uint64_t before, unsigned column,
+	       const struct filter *f, struct sink *k);
 
 #endif

@@ -369,8 +369,16 @@ CpaFlame.prototype.draw = function (model, self) {
 	return total;
 };
 
-/* A weight as the tooltips write it: "1,234 samples" or "12.50 ms". */
+/* A weight as the tooltips write it: "1,234 samples", "12.50 ms" or
+ * "1.50 MiB" (units.c's format_value). */
 CpaFlame.prototype.value = function (v) {
+	if (this.cfg.unit === "bytes" && !this.cfg.countname_set && v >= 1024) {
+		var big = ["KiB", "MiB", "GiB", "TiB"], i = 0;
+		v /= 1024;
+		for (; v >= 1024 && i < 3; i++)
+			v /= 1024;
+		return v.toFixed(2) + " " + big[i];
+	}
 	if (this.cfg.unit === "ns" && !this.cfg.countname_set) {
 		if (v >= 1e9) return (v / 1e9).toFixed(2) + " s";
 		if (v >= 1e6) return (v / 1e6).toFixed(2) + " ms";

@@ -59,6 +59,8 @@ int folded_write(FILE *f, struct profile *p, const struct render_opts *o)
 	struct folded_ctx c = { .f = f };
 
 	(void)o;
+	if (p->estimate)
+		fputs("# estimate\n", f);
 	tree_walk(&p->tree, folded_line, NULL, &c);
 	free(c.path);
 	free(c.len);

@@ -15,6 +15,11 @@
  * probe, and a new one a probe per frame, with no text in between. The
  * root labels come from lib/labels.c, so they read exactly as the ones
  * cpa-unwind --folded and cpa-query print.
+ *
+ * A sample flagged free (mem-usage, heap-inuse) is bytes that its stack
+ * allocated and gave back: frees are summed per leaf apart and taken off
+ * the leaf's allocations at the end, never below zero, so the graph shows
+ * what was still held when the stream ended, as cpa-query's default does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -177,6 +182,20 @@ static int add_weight(struct profile *p, uint32_t leaf, uint64_t w,
 
 /* ---- folded text -------------------------------------------------------- */
 
+/* Whether a folded stack starts with the marker of a memory kind
+ * ("memory usage;app;main"): cpa-query's memory lines are in bytes. */
+static bool memory_marked(const char *stack, size_t len)
+{
+	for (unsigned k = 0; k < CPA_KIND_COUNT; k++) {
+		const char *m = cpa_kind_marker(k);
+		size_t n = m ? strlen(m) : 0;
+		if (n && cpa_kind_unit(k) == CPA_UNIT_BYTES && len > n &&
+		    stack[n] == ';' && !memcmp(stack, m, n))
+			return true;
+	}
+	return false;
+}
+
 static int read_folded(struct profile *p, const struct render_opts *o, int fd,
 		       const char *name, char *prefix, size_t plen,
 		       bool skip_bad)
@@ -195,6 +214,9 @@ static int read_folded(struct profile *p, const struct render_opts *o, int fd,
 	lr.end = plen;
 	while ((line = next_line(&lr, &len, name))) {
 		lineno++;
+		/* cpa-query marks weights scaled up from sampling */
+		if (len == 10 && !memcmp(line, "# estimate", 10))
+			p->estimate = true;
 		int rc = cpa_folded_parse(line, len, &fl, err, sizeof(err));
 		if (rc == 0)
 			continue;
@@ -218,6 +240,9 @@ static int read_folded(struct profile *p, const struct render_opts *o, int fd,
 			continue;
 		}
 		two = fl.two_counts;
+		if (p->memory_lines >= 0)
+			p->memory_lines = memory_marked(fl.stack, fl.stack_len)
+					  ? 1 : -1;
 		uint32_t leaf = walk_stack(&p->tree, &w, fl.stack, fl.stack_len,
 					   o->reverse);
 		/* differential: drawn with the second column, colored by the
@@ -263,6 +288,8 @@ struct stream_state {
 	size_t cap_name;
 	uint32_t *path;			/* frame names of one stack */
 	size_t npath, cap_path;
+	uint64_t *freed;		/* leaf node -> bytes freed */
+	size_t cap_freed;
 	struct cpa_buf label;		/* "[tag value]" */
 };
 
@@ -431,6 +458,7 @@ static void stream_state_free(struct stream_state *st)
 	free(st->ent);
 	free(st->name_of);
 	free(st->path);
+	free(st->freed);
 	cpa_buf_free(&st->label);
 	cpa_dict_free(&st->dict);
 }
@@ -475,6 +503,18 @@ static int unit_check(struct profile *p, const struct render_opts *o,
 				   cpa_unit_name(u), cpa_unit_name(p->unit));
 	}
 	return 0;
+}
+
+/* Frees taken off the allocations of their leaves: what is still held. */
+static void net_frees(struct profile *p, struct stream_state *st)
+{
+	for (size_t id = 0; id < st->cap_freed; id++) {
+		if (!st->freed[id])
+			continue;
+		struct node *nd = &p->tree.nodes[id];
+		nd->self = nd->self > st->freed[id] ? nd->self - st->freed[id]
+						    : 0;
+	}
 }
 
 /* The sampling frequency gives pprof its period; cpa-query's window
@@ -541,6 +581,14 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 			if (unit_check(p, o, &s, leaf, rec.offset, err,
 				       sizeof(err)) < 0)
 				goto bad;
+			if (s.flags & CPA_FLAG_ESTIMATE)
+				p->estimate = true;
+			if (s.flags & CPA_FLAG_FREE) {
+				CPA_GROW_ZERO(st.freed, st.cap_freed,
+					      (size_t)leaf + 1);
+				st.freed[leaf] += s.weight;
+				break;	/* the heat map counts allocations */
+			}
 			if (add_weight(p, leaf, s.weight, 0, name, "byte",
 				       rec.offset) < 0)
 				goto out;
@@ -576,6 +624,7 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 		cpa_err("%s", r.err);
 		goto out;
 	}
+	net_frees(p, &st);
 	if (!r.ended)
 		cpa_reader_warn_unended(&r, "truncated; drawing what arrived");
 	if (p->lost)
@@ -629,7 +678,9 @@ int input_read(struct profile *p, const struct render_opts *o, bool keep_time)
 		 * merges only with the one just before it */
 		tree_init(&p->tree, o->flamechart);
 		rc = read_folded(p, o, fd, name, prefix, plen, o->skip_bad);
-		p->unit = o->unit >= 0 ? (enum cpa_unit)o->unit : CPA_UNIT_SAMPLES;
+		p->unit = o->unit >= 0 ? (enum cpa_unit)o->unit
+			  : p->memory_lines > 0 ? CPA_UNIT_BYTES
+						: CPA_UNIT_SAMPLES;
 		p->unit_known = true;
 	}
 	if (rc < 0)

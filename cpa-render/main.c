@@ -66,7 +66,8 @@ static const struct argp_option options[] = {
 	  "differential: swap red (grew) and blue (shrank)", 1 },
 	{ NULL, 0, NULL, 0, "Input:", 2 },
 	{ "unit", OPT_UNIT, "UNIT", 0,
-	  "unit of folded counts: samples (default), ns, count, bytes, pages", 2 },
+	  "unit of folded counts: samples (default; bytes when every line "
+	  "starts with a memory marker), ns, count, bytes, pages", 2 },
 	{ "kind", OPT_KIND, "KIND", 0,
 	  "stream: only samples of this event kind (oncpu, offcpu-blocked, ...)", 2 },
 	{ "labels", OPT_LABELS, "LIST", 0,

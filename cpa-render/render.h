@@ -62,6 +62,9 @@ struct profile {
 	enum cpa_unit unit;
 	bool unit_known;		/* set by a stream's samples */
 	bool from_stream;
+	bool estimate;			/* weights scaled up from sampling */
+	int memory_lines;		/* folded: 1 every line has a memory
+					 * marker, -1 one has not, 0 none */
 	uint64_t start_ns, end_ns;	/* stream sample times; 0 when none */
 	uint64_t lost;			/* LOST records of the stream */
 	uint64_t skipped;		/* malformed folded lines skipped */
@@ -119,6 +122,7 @@ struct layout {
 	const char *palette;
 	const char *countname;		/* NULL: the unit's own */
 	const char *title;
+	char title_buf[256];		/* a title with " (estimated)" */
 };
 void layout_init(struct layout *l, const struct profile *p,
 		 const struct render_opts *o);

@@ -80,6 +80,12 @@ void layout_init(struct layout *l, const struct profile *p,
 	l->title = o->title ? o->title :
 		   o->flamechart ? "Flame Chart" :
 		   o->inverted ? "Icicle Graph" : "Flame Graph";
+	/* sampled memory weights are estimates, and the reader must know */
+	if (p->estimate) {
+		snprintf(l->title_buf, sizeof(l->title_buf), "%s (estimated)",
+			 l->title);
+		l->title = l->title_buf;
+	}
 }
 
 void svg_chrome(FILE *f, const struct layout *l, const struct render_opts *o)

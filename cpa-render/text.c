@@ -16,12 +16,14 @@
 
 #define MAX_INDENT 64	/* levels of indentation in the call tree */
 
-/* A weight for a column: "1,234" or, for time, "12.50 ms". */
+/* A weight for a column: "1,234" or, for time and memory, "12.50 ms",
+ * "1.50 MiB". */
 static void num(char *buf, size_t len, uint64_t v, const struct profile *p,
 		const char *countname)
 {
 	format_value(buf, len, v, p->unit, countname);
-	if (p->unit != CPA_UNIT_NS || countname) {
+	if ((p->unit != CPA_UNIT_NS && p->unit != CPA_UNIT_BYTES) ||
+	    countname) {
 		char *sp = strchr(buf, ' ');
 		if (sp)
 			*sp = '\0';	/* the unit is in the header */
@@ -120,7 +122,7 @@ int text_write(FILE *f, struct profile *p, const struct render_opts *o)
 
 	c.cut = o->minwidth_pct ? (double)c.total * o->minwidth / 100 : 0;
 	format_value(a, sizeof(a), c.total, p->unit, o->countname);
-	fprintf(f, "Total: %s", a);
+	fprintf(f, "Total: %s%s", a, p->estimate ? " (estimated)" : "");
 	if (p->from_stream && p->end_ns > p->start_ns)
 		fprintf(f, " over %.3f s", (double)(p->end_ns - p->start_ns) / 1e9);
 	fputc('\n', f);

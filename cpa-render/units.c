@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * How weights read: counts with thousands separators, nanoseconds as
- * us/ms/s, bytes as bytes. The unit comes from the stream (cpa_kind_unit)
+ * us/ms/s, bytes from 1 KiB on as KiB/MiB/GiB (powers of 1024, as free(1)
+ * and /proc/meminfo count memory). The unit comes from the stream (cpa_kind_unit)
  * or from --unit for folded text; --countname overrides the word.
  */
 #include <stdio.h>
@@ -50,6 +51,15 @@ void format_value(char *buf, size_t len, uint64_t v, enum cpa_unit unit,
 			snprintf(buf, len, "%.2f us", v / 1e3);
 		else
 			snprintf(buf, len, "%llu ns", (unsigned long long)v);
+		return;
+	}
+	if (!countname && unit == CPA_UNIT_BYTES && v >= 1024) {
+		static const char *const big[] = {"KiB", "MiB", "GiB", "TiB"};
+		double x = (double)v / 1024;
+		unsigned i = 0;
+		for (; x >= 1024 && i < 3; i++)
+			x /= 1024;
+		snprintf(buf, len, "%.2f %s", x, big[i]);
 		return;
 	}
 	commas(num, sizeof(num), v);

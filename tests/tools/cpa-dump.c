@@ -117,9 +117,12 @@ static int dump(const struct cpa_record *rec, char *err, size_t errlen)
 		       s.time_ns, s.pid, s.tid, s.cpu);
 		print_kind(s.kind);
 		printf(" weight=%" PRIu64 " cgroup=%" PRIu64 " stack=%u comm=%u "
-		       "thread=%u container=%u env=%u\n", s.weight,
+		       "thread=%u container=%u env=%u", s.weight,
 		       s.cgroup_id, s.stack_id, s.comm_id, s.thread_id,
 		       s.container_id, s.env_id);
+		if (s.flags)
+			printf(" flags=0x%x", s.flags);
+		putchar('\n');
 		return 0;
 	}
 	case CPA_REC_META: {

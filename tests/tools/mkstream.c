@@ -6,6 +6,7 @@
  *
  * Input lines (fields separated by single spaces, the stack last):
  *   TIME_NS KIND PID TID CPU COMM THREAD WEIGHT frame;frame;leaf
+ *     (KIND may end in +free and +estimate, the sample flags)
  *   lost COUNT
  *   raw COUNT        (COUNT unsymbolized samples, as cpa-capture writes)
  *   meta KEY VALUE
@@ -80,6 +81,16 @@ int main(int argc, char **argv)
 			   &pid, &tid, &cpu, comm, thread, &w, &off) != 8 || !off)
 			cpa_die("line %lu: expected TIME KIND PID TID CPU COMM "
 				"THREAD WEIGHT STACK", lineno);
+		uint16_t flags = 0;
+		for (char *plus; (plus = strrchr(kind, '+')); *plus = '\0') {
+			if (!strcmp(plus, "+free"))
+				flags |= CPA_FLAG_FREE;
+			else if (!strcmp(plus, "+estimate"))
+				flags |= CPA_FLAG_ESTIMATE;
+			else
+				cpa_die("line %lu: unknown flag '%s'", lineno,
+					plus);
+		}
 		int k = cpa_kind_parse(kind);
 		if (k < 0)
 			cpa_die("line %lu: unknown kind '%s'", lineno, kind);
@@ -91,7 +102,7 @@ int main(int argc, char **argv)
 			frames[n++] = cpa_symw_cstr(&sw, f);
 		struct cpa_sample s = {
 			.time_ns = t, .weight = w, .pid = pid, .tid = tid,
-			.cpu = cpu, .kind = (uint16_t)k,
+			.cpu = cpu, .kind = (uint16_t)k, .flags = flags,
 			.stack_id = cpa_symw_stack(&sw, frames, n),
 			.comm_id = cpa_symw_cstr(&sw, comm),
 			.thread_id = cpa_symw_cstr(&sw, thread),
