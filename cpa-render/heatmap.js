@@ -1,8 +1,11 @@
 "use strict";
 /*
- * The HTML page's time heatmap, after FlameScope: a column per second,
- * a row per 1/rows of a second (earliest at the top), each cell as dark as
- * the weight that fell in it. Press on one cell and release on another (or
+ * The HTML page's time heatmap, after FlameScope: each cell as dark as the
+ * weight that fell in it, time running down a column (earliest at the
+ * top) and across the columns. Cells are as fine as the data: from a live
+ * stream a column per second of 20 ms cells, from stored windows a
+ * column per minute of 1 s cells (data.cell_ms, data.col_ms). Press on
+ * one cell and release on another (or
  * click one cell) to select that time range; the flame graph below is
  * redrawn for it. "show all", Escape or a click outside the cells go back
  * to the whole profile. The range is kept in the URL as r=FIRST-LAST.
@@ -77,40 +80,50 @@ CpaHeatmap.prototype.drawHeatmap = function () {
 		cell.rect = rect;
 		frag.appendChild(rect);
 	}
-	/* second marks along the bottom, about every 100 px */
+	/* column marks along the bottom, about every 100 px: seconds from
+	 * the start, or the local time of minute and hour columns */
 	var every = Math.max(1, Math.ceil(100 / this.cw));
 	for (var s = 0; s < d.cols; s += every) {
 		var t = document.createElementNS(ns, "text");
 		t.setAttribute("class", "axis");
 		t.setAttribute("x", this.x0 + s * this.cw);
 		t.setAttribute("y", h - 3);
-		t.textContent = "+" + s + "s";
+		t.textContent = d.col_ms < 60000 ? "+" + s * d.col_ms / 1000 + "s" :
+			this.when(s * d.rows).substring(11, 16);
 		frag.appendChild(t);
 	}
 	var lab = document.createElementNS(ns, "text");
 	lab.setAttribute("class", "axis");
 	lab.setAttribute("x", 2);
 	lab.setAttribute("y", this.y0 + 8);
-	lab.textContent = "0 ms";
+	lab.textContent = d.col_ms < 60000 ? "0 ms" : "0 s";
 	frag.appendChild(lab);
 	lab = lab.cloneNode();
 	lab.setAttribute("y", this.y0 + d.rows * this.ch);
-	lab.textContent = "1 s";
+	lab.textContent = this.span(d.col_ms);
 	frag.appendChild(lab);
 	svg.appendChild(frag);
 };
 
-/* Local wall-clock time of the start of a cell, to the millisecond. */
+/* "1 s", "1 min", "1 h": the length of a column. */
+CpaHeatmap.prototype.span = function (ms) {
+	return ms < 1000 ? ms + " ms" : ms < 60000 ? ms / 1000 + " s" :
+		ms < 3600000 ? ms / 60000 + " min" : ms / 3600000 + " h";
+};
+
+/* Local wall-clock time of the start of a cell, to the millisecond
+ * where cells are shorter than a second. */
 CpaHeatmap.prototype.when = function (cell) {
 	var d = this.data;
-	var ms = (d.start_s + Math.floor(cell / d.rows)) * 1000 +
-		Math.round((cell % d.rows) * 1000 / d.rows);
+	var ms = d.start_ms + Math.floor(cell / d.rows) * d.col_ms +
+		Math.round((cell % d.rows) * d.cell_ms);
 	var t = new Date(ms);
 	function two(n) { return (n < 10 ? "0" : "") + n; }
-	var frac = String(t.getMilliseconds() + 1000).substring(1);
+	var frac = d.cell_ms < 1000 ?
+		"." + String(t.getMilliseconds() + 1000).substring(1) : "";
 	return t.getFullYear() + "-" + two(t.getMonth() + 1) + "-" +
 		two(t.getDate()) + " " + two(t.getHours()) + ":" +
-		two(t.getMinutes()) + ":" + two(t.getSeconds()) + "." + frac;
+		two(t.getMinutes()) + ":" + two(t.getSeconds()) + frac;
 };
 
 /* The cell under a mouse event, or -1 outside the grid. */

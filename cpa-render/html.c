@@ -2,9 +2,12 @@
 /*
  * --format html: one self-contained page (no network) with the flame
  * graph drawn in the browser from the merged tree, and, for stream input,
- * a FlameScope-style heatmap above it: one column per second, one row per
- * sub-second bucket, darker where more weight fell. Selecting cells redraws
- * the flame graph for just that time range.
+ * a heatmap above it at the resolution the times have, darker where more
+ * weight fell: a live stream's sample times, FlameScope's way, one
+ * column per second and one row per 20 ms; cpa-query's windows (its
+ * interval_ns meta), one cell per window, a minute per column for 1 s
+ * windows, so a stored hour fills the picture instead of one row of it.
+ * Selecting cells redraws the flame graph for just that time range.
  *
  * The page carries the tree once (frame names, a parent index per node in
  * drawing order) and, per heatmap cell, the self weight of each stack that
@@ -18,7 +21,46 @@
 #include "render.h"
 #include "xml.h"
 
-#define HEATMAP_ROWS 50		/* 20 ms buckets, as FlameScope has */
+#define NS_PER_MS UINT64_C(1000000)
+#define NS_PER_S UINT64_C(1000000000)
+#define LIVE_CELL_NS (20 * NS_PER_MS)	/* as FlameScope has */
+
+/* The grid: cells of cell_ns, rows of them in a column of col_ns, the
+ * first column starting at start_ns, on a boundary of its length. */
+struct grid {
+	uint64_t cell_ns, col_ns, start_ns;
+	uint64_t rows, cols;
+};
+
+/*
+ * A live stream's times are as fine as the clock: 20 ms cells, a second
+ * a column. Stored windows are as coarse as the window: a cell each,
+ * and a column of a second, a minute or an hour of them, whichever is
+ * the first to hold more than one.
+ */
+static void grid_init(struct grid *g, const struct profile *p)
+{
+	g->cell_ns = p->interval_ns ? p->interval_ns : LIVE_CELL_NS;
+	g->col_ns = g->cell_ns < NS_PER_S ? NS_PER_S
+		  : g->cell_ns < 60 * NS_PER_S ? 60 * NS_PER_S
+		  : 3600 * NS_PER_S;
+	if (g->cell_ns > g->col_ns)	/* windows longer than an hour */
+		g->col_ns = g->cell_ns;
+	g->rows = (g->col_ns + g->cell_ns - 1) / g->cell_ns;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < p->ntimed; i++) {
+		lo = p->timed[i].time_ns < lo ? p->timed[i].time_ns : lo;
+		hi = p->timed[i].time_ns > hi ? p->timed[i].time_ns : hi;
+	}
+	g->start_ns = lo - lo % g->col_ns;
+	g->cols = (hi - g->start_ns) / g->col_ns + 1;
+}
+
+static uint64_t grid_cell(const struct grid *g, uint64_t t)
+{
+	uint64_t d = t - g->start_ns;
+	return d / g->col_ns * g->rows + d % g->col_ns / g->cell_ns;
+}
 
 struct cell_entry {
 	uint64_t cell;
@@ -109,22 +151,21 @@ static void put_model(FILE *f, const struct profile *p, const uint32_t *order,
 /* Per-cell weights: [cell, entries, node, weight, node, weight, ...]. */
 static void put_cells(FILE *f, const struct profile *p, const uint32_t *order)
 {
-	uint64_t start_s = p->start_ns / 1000000000ull;
-	uint64_t end_s = p->end_ns / 1000000000ull;
+	struct grid g;
 	struct cell_entry *e = cpa_malloc((p->ntimed + 1) * sizeof(*e));
 	size_t n = 0;
 
+	grid_init(&g, p);
 	for (size_t i = 0; i < p->ntimed; i++) {
 		const struct timed *tm = &p->timed[i];
-		uint64_t s = tm->time_ns / 1000000000ull - start_s;
-		uint64_t row = (tm->time_ns % 1000000000ull) * HEATMAP_ROWS /
-			       1000000000ull;
-		e[n++] = (struct cell_entry){ s * HEATMAP_ROWS + row,
+		e[n++] = (struct cell_entry){ grid_cell(&g, tm->time_ns),
 					      order[tm->leaf], tm->weight };
 	}
 	qsort(e, n, sizeof(*e), by_cell);
-	fprintf(f, ",\nstart_s: %" PRIu64 ", cols: %" PRIu64 ", rows: %d,\n"
-		"cells: [", start_s, end_s - start_s + 1, HEATMAP_ROWS);
+	fprintf(f, ",\nstart_ms: %" PRIu64 ", cell_ms: %g, col_ms: %" PRIu64
+		", cols: %" PRIu64 ", rows: %" PRIu64 ",\ncells: [",
+		g.start_ns / NS_PER_MS, (double)g.cell_ns / NS_PER_MS,
+		g.col_ns / NS_PER_MS, g.cols, g.rows);
 	size_t i = 0;
 	bool first = true;
 	while (i < n) {

@@ -32,6 +32,10 @@ dist_man1_MANS += docs/man/cpa-render.1
 TESTS += tests/bats/render.bats tests/bats/render-browser.bats
 TESTS += tests/bats/pprof-labels.bats
 EXTRA_DIST += tests/bats/pprof-labels.bats
+TESTS += tests/bats/render-views.bats
+EXTRA_DIST += tests/bats/render-views.bats tests/browser/hour.test.js \
+	tests/browser/tap.js docs/img/render-html-hour.png
+dist_check_DATA += tests/bats/browser_helper.bash
 EXTRA_DIST += tests/bats/render.bats tests/bats/render-browser.bats \
 	tests/data/render/README \
 	tests/data/render/perf-collapsed.folded \

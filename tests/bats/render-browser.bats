@@ -5,28 +5,10 @@
 # Debian's chromium). Without them the test skips, except under CI
 # (CI=true) or with CPA_REQUIRE_BROWSER=1, where it fails.
 
-load helper
+load browser_helper
 
 setup() {
-	BROWSER_DIR="$CPA_SRCDIR/tests/browser"
-	# playwright-core from `npm install` in tests/browser, or from
-	# CPA_NODE_MODULES (for a build from a tarball, e.g. make distcheck)
-	export NODE_PATH="${CPA_NODE_MODULES:-$BROWSER_DIR/node_modules}"
-	local why=""
-	if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
-		why="no chromium (apt-get install chromium)"
-	elif ! command -v node >/dev/null; then
-		why="no node (apt-get install nodejs)"
-	elif [ ! -d "$NODE_PATH/playwright-core" ]; then
-		why="no playwright-core in $NODE_PATH (cd tests/browser && npm install)"
-	fi
-	if [ -n "$why" ]; then
-		if [ "${CPA_REQUIRE_BROWSER:-0}" = 1 ] || [ "${CI:-}" = true ]; then
-			echo "browser test required (CI or CPA_REQUIRE_BROWSER=1): $why" >&2
-			return 1
-		fi
-		skip "$why"
-	fi
+	need_browser
 	MKSTREAM="$CPA_BUILDDIR/tests/tools/mkstream"
 }
 

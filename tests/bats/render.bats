@@ -438,7 +438,7 @@ need() {
 	cpa-render --format html "$T/s.cpa" > "$T/s.html"
 	grep -q 'id="heatmap"' "$T/s.html"
 	# two seconds, 50 rows: b falls in cell 1*50+25
-	grep -q 'start_s: 1700000000, cols: 2, rows: 50,' "$T/s.html"
+	grep -q 'start_ms: 1700000000000, cell_ms: 20, col_ms: 1000, cols: 2, rows: 50,' "$T/s.html"
 	grep -q '^cells: \[0,1,[0-9]*,1,$' "$T/s.html"
 	grep -q '^75,1,[0-9]*,1\]$' "$T/s.html"
 }

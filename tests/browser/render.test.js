@@ -14,7 +14,7 @@
  */
 "use strict";
 const path = require("path");
-const { chromium } = require("playwright-core");
+const { ok, main } = require("./tap");
 
 const [svgPath, htmlPath, iciclePath] = process.argv.slice(2);
 if (!svgPath || !htmlPath || !iciclePath) {
@@ -22,16 +22,6 @@ if (!svgPath || !htmlPath || !iciclePath) {
 	process.exit(2);
 }
 
-let n = 0;
-function ok(cond, what, detail) {
-	n++;
-	if (!cond) {
-		console.log(`not ok ${n} - ${what}` + (detail !== undefined ?
-			`\n# got: ${JSON.stringify(detail)}` : ""));
-		throw new Error(what);
-	}
-	console.log(`ok ${n} - ${what}`);
-}
 
 /* Geometry and state of the frame whose name is `name` (first match). */
 async function frame(page, name) {
@@ -259,25 +249,8 @@ async function testHtml(browser) {
 	await page.close();
 }
 
-(async () => {
-	const browser = await chromium.launch({
-		executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-		args: ["--headless", "--no-sandbox", "--disable-gpu",
-		       "--disable-background-networking",
-		       "--disable-component-update", "--disable-sync",
-		       "--disable-quic", "--no-first-run"],
-	});
-	let failed = false;
-	try {
-		await testSvg(browser);
-		await testIcicle(browser);
-		await testHtml(browser);
-	} catch (e) {
-		failed = true;
-		console.log("# " + e.message);
-	} finally {
-		await browser.close();
-	}
-	console.log(`1..${n}`);
-	process.exit(failed ? 1 : 0);
-})();
+main(async (browser) => {
+	await testSvg(browser);
+	await testIcicle(browser);
+	await testHtml(browser);
+});

@@ -16,7 +16,7 @@
 const fs = require("fs");
 const os = require("os");
 const path = require("path");
-const { chromium } = require("playwright-core");
+const { launch } = require("./tap");
 
 const args = process.argv.slice(2);
 const opt = {};
@@ -34,13 +34,7 @@ if (pos.length !== 2) {
 const [input, out] = pos;
 
 (async () => {
-	const browser = await chromium.launch({
-		executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-		args: ["--headless", "--no-sandbox", "--disable-gpu",
-		       "--disable-background-networking",
-		       "--disable-component-update", "--disable-sync",
-		       "--disable-quic", "--no-first-run"],
-	});
+	const browser = await launch();
 	const page = await browser.newPage({ viewport: { width: 1220, height: 400 } });
 	let url = "file://" + path.resolve(input);
 	let tmp = null;
