@@ -156,3 +156,16 @@ setup() {
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"invalid --kind 'mem-bogus'"* ]]
 }
+
+@test "mem-query: cpa show routes --growth to cpa-query; held and grown graphs as cpa-query draws them" {
+	printf 'dir = %s\n' "$MS" >"$T/cpa.conf"
+	CPA_CONFIG=$T/cpa.conf cpa show --kind mem-usage --format folded -o "$T/held"
+	printf '%s\n' 'memory usage;app;main;late 2000' \
+		'memory usage;app;main;leak 4096' >"$T/want"
+	diff -u "$T/want" "$T/held"
+	CPA_CONFIG=$T/cpa.conf cpa show --kind mem-usage --growth --from "@$((T0 + 15))" \
+		--to "@$((T0 + 25))" --format folded -o "$T/grew"
+	printf '%s\n' 'memory usage;app;main;late 2000' \
+		'memory usage;app;main;leak 1000' >"$T/want"
+	diff -u "$T/want" "$T/grew"
+}
