@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dbgfetch.h"
 #include "elfcache.h"
 #include "hash.h"
 #include "inline.h"
@@ -36,6 +37,10 @@ struct elfcache {
 	uint64_t max_object;	/* what one object may cost */
 	struct elfcache_stats st;
 	uint64_t deadline_ns;	/* of the sample being unwound */
+	struct debug_sources dbg;
+	struct dbgfetch *fetch;
+	uint64_t fetch_gen;	/* of the fetcher, when last looked at */
+	bool fetch_due;		/* an object may await a fetched file */
 
 	/* the loader thread and its queue (see "the loader thread") */
 	pthread_mutex_t lock;
@@ -199,6 +204,7 @@ struct elfcache *elfcache_new(uint64_t max_bytes, uint64_t max_object)
 		/* not capped by max_bytes: that is the LRU's target, which
 		 * an object bigger than the whole cache still passes through */
 		c->max_object = max_object;
+		c->dbg.dir = DEBUG_DIR_DEFAULT;
 	}
 	return c;
 }
@@ -341,7 +347,8 @@ static void load_file(struct elfcache *c, struct elf_obj *o, int fd,
 {
 	char dir[PATH_MAX];
 	src_dir(src, dir, sizeof(dir));
-	if (elfobj_load(o, fd, rootfd, dir, c->max_object) < 0 && !o->loaded) {
+	if (elfobj_load(o, fd, rootfd, dir, &c->dbg, c->max_object) < 0 &&
+	    !o->loaded) {
 		/* Keep the failure: an object that cannot be parsed is
 		 * remembered as such instead of being retried per frame. */
 		o->loaded = true;
@@ -649,6 +656,9 @@ static struct elf_obj *adopt(struct elfcache *c, struct elf_load *ld)
 		c->st.fails[ld->fail ? ld->fail : ELFOBJ_FAIL_OPEN]++;
 		return NULL;
 	}
+	/* its debug file may have arrived since the loader asked */
+	if (o->dbg_fetching)
+		c->fetch_due = true;
 	o->refs++;
 	elfcache_touch(c, o);
 	return o;
@@ -824,6 +834,56 @@ void elfcache_trim(struct elfcache *c)
 		}
 		o = prev;
 	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+static bool fetched(void *ctx, const uint8_t *id, size_t len, char *path,
+		    size_t cap)
+{
+	return dbgfetch_lookup(ctx, id, len, path, cap);
+}
+
+void elfcache_set_debug(struct elfcache *c, const char *dir,
+			struct dbgfetch *fetch)
+{
+	c->dbg.dir = dir;
+	c->dbg.fetched = fetch ? fetched : NULL;
+	c->dbg.ctx = fetch;
+	c->fetch = fetch;
+}
+
+const struct debug_sources *elfcache_debug_sources(const struct elfcache *c)
+{
+	return &c->dbg;
+}
+
+/*
+ * An object loaded while its debug file was being fetched is unloaded
+ * once the file is in the cache, as --max-cache unloads: the next sample
+ * that needs it has it loaded again, on a loader thread, this time with
+ * the debug file's names.
+ */
+void elfcache_take_fetched(struct elfcache *c)
+{
+	if (!c->fetch)
+		return;
+	uint64_t gen = dbgfetch_generation(c->fetch);
+	if (gen == c->fetch_gen && !c->fetch_due)
+		return;
+	c->fetch_gen = gen;
+	c->fetch_due = false;
+	pthread_mutex_lock(&c->lock);
+	for (unsigned b = 0; b < NBUCKETS; b++)
+		for (struct elf_obj *o = c->by_key[b]; o; o = o->hnext) {
+			if (!o->loaded || !o->dbg_fetching ||
+			    !dbgfetch_ready(c->fetch, o->build_id,
+					    o->build_id_len))
+				continue;
+			size_t before = o->bytes;
+			unload(o);
+			charge(c, o, before);
+			c->st.refetched++;
+		}
 	pthread_mutex_unlock(&c->lock);
 }
 

@@ -38,11 +38,21 @@ struct elfcache_stats {
 	uint64_t cfi_refused_fdes;	/* unsupported: malformed or too costly */
 	uint64_t load_ns;	/* time spent loading (warm-up cost) */
 	uint64_t load_waits;	/* lookups left unnamed: still loading */
+	uint64_t refetched;	/* unloaded to be named by a fetched file */
 };
 
 struct elfcache;
+struct dbgfetch;
 
 struct elfcache *elfcache_new(uint64_t max_bytes, uint64_t max_object);
+/* Where debug files are besides .gnu_debuglink: dir/.build-id on the
+ * host (NULL: none), and fetch (NULL: no fetching). */
+void elfcache_set_debug(struct elfcache *c, const char *dir,
+			struct dbgfetch *fetch);
+const struct debug_sources *elfcache_debug_sources(const struct elfcache *c);
+/* Unloads the objects whose debug file was fetched since they loaded,
+ * to be loaded again with it; called between samples. */
+void elfcache_take_fetched(struct elfcache *c);
 void elfcache_free(struct elfcache *c);
 
 struct elf_load;

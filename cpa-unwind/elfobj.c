@@ -145,40 +145,71 @@ static const char *debuglink_name(Elf *elf)
 	return NULL;
 }
 
+static bool has_symtab(Elf *elf)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr shdr;
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB)
+			return true;
+	}
+	return false;
+}
+
+/* A debug file at a host path that counts when its build id is id. */
+static Elf *open_by_build_id(const char *path, const uint8_t *id,
+			     size_t id_len, bool id_required, int *fd)
+{
+	Elf *dbg;
+	uint8_t did[ELFOBJ_BUILD_ID_MAX];
+	if (open_elf_file(-1, path, fd, &dbg) < 0)
+		return NULL;
+	if (id_required ? elfobj_read_build_id(dbg, did, sizeof(did)) == id_len &&
+				  !memcmp(did, id, id_len)
+			: same_build(dbg, id, id_len))
+		return dbg;
+	elf_end(dbg);
+	close(*fd);
+	return NULL;
+}
+
 /*
  * Finds the separate debug file of an object: by build id on the host
- * (/usr/lib/debug/.build-id/xx/rest.debug: the id proves it is the
- * object's), then by .gnu_debuglink next to the object, in its .debug/
- * directory and under /usr/lib/debug, all three inside the process's
- * root: a name the object chose is never looked up on the host.
+ * (DIR/.build-id/xx/rest.debug, DIR being /usr/lib/debug unless
+ * --debug-dir says otherwise: the id proves it is the object's), then by
+ * .gnu_debuglink next to the object, in its .debug/ directory and under
+ * /usr/lib/debug, all three inside the process's root: a name the object
+ * chose is never looked up on the host. Last, for a stripped object only
+ * (one with a .symtab has its names), a file fetched from a debuginfod
+ * server, which must carry the object's build id.
  */
 Elf *elfobj_open_debug_file(Elf *elf, const uint8_t *id, size_t id_len,
-			    int rootfd, const char *dir, int *fd)
+			    int rootfd, const char *dir,
+			    const struct debug_sources *dbgs, int *fd,
+			    bool *fetching)
 {
 	char path[PATH_MAX];
 	Elf *dbg;
 
-	if (id_len >= 2) {
-		int n = snprintf(path, sizeof(path),
-				 "/usr/lib/debug/.build-id/%02x/", id[0]);
-		for (size_t i = 1; i < id_len && n < (int)sizeof(path) - 8; i++)
+	if (fetching)
+		*fetching = false;
+	if (id_len >= 2 && dbgs && dbgs->dir) {
+		int n = snprintf(path, sizeof(path), "%s/.build-id/%02x/",
+				 dbgs->dir, id[0]);
+		for (size_t i = 1; i < id_len && n > 0 &&
+				   n < (int)sizeof(path) - 8; i++)
 			n += snprintf(path + n, sizeof(path) - (size_t)n,
 				      "%02x", id[i]);
-		snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
-		if (open_elf_file(-1, path, fd, &dbg) == 0) {
-			if (same_build(dbg, id, id_len))
+		if (n > 0 && n < (int)sizeof(path) - 8) {
+			snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+			if ((dbg = open_by_build_id(path, id, id_len, false, fd)))
 				return dbg;
-			elf_end(dbg);
-			close(*fd);
 		}
 	}
 	const char *link = debuglink_name(elf);
-	if (!link || !dir || rootfd < 0)
-		return NULL;
 	/* next to the object, in its .debug/ and under /usr/lib/debug */
 	static const char *const prefix[] = { "", "", "/usr/lib/debug" };
 	static const char *const subdir[] = { "", "/.debug", "" };
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; link && dir && rootfd >= 0 && i < 3; i++) {
 		int n = snprintf(path, sizeof(path), "%s%s%s/%s", prefix[i],
 				 dir, subdir[i], link);
 		if (n < 0 || (size_t)n >= sizeof(path))
@@ -190,7 +221,15 @@ Elf *elfobj_open_debug_file(Elf *elf, const uint8_t *id, size_t id_len,
 			close(*fd);
 		}
 	}
-	return NULL;
+	if (!id_len || !dbgs || !dbgs->fetched || has_symtab(elf))
+		return NULL;
+	if (!dbgs->fetched(dbgs->ctx, id, id_len, path, sizeof(path))) {
+		if (fetching)
+			*fetching = true;
+		return NULL;
+	}
+	/* a server may answer anything: only the object's own build counts */
+	return open_by_build_id(path, id, id_len, true, fd);
 }
 
 /*
@@ -258,7 +297,8 @@ static long add_symbols(struct elf_obj *o, Elf *elf, bool symtab,
 }
 
 static int load_elf(struct elf_obj *o, Elf *elf, int rootfd,
-		    const char *dir, size_t max_bytes)
+		    const char *dir, const struct debug_sources *dbgs,
+		    size_t max_bytes)
 {
 	GElf_Ehdr eh;
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
@@ -268,14 +308,15 @@ static int load_elf(struct elf_obj *o, Elf *elf, int rootfd,
 		o->fail = ELFOBJ_FAIL_NOT_ELF;
 		return -1;
 	}
-	uint8_t id[ELFOBJ_BUILD_ID_MAX];
-	size_t id_len = elfobj_read_build_id(elf, id, sizeof(id));
+	uint8_t *id = o->build_id;
+	size_t id_len = elfobj_read_build_id(elf, id, sizeof(o->build_id));
+	o->build_id_len = (uint8_t)id_len;
 
 	Elf *dbg = NULL;
 	int dbg_fd = -1;
 	if (dir)
-		dbg = elfobj_open_debug_file(elf, id, id_len, rootfd, dir,
-					      &dbg_fd);
+		dbg = elfobj_open_debug_file(elf, id, id_len, rootfd, dir, dbgs,
+					      &dbg_fd, &o->dbg_fetching);
 	long nsym = add_symbols(o, elf, true, max_bytes);
 	o->has_symtab = nsym > 0;
 	if (nsym == 0 && dbg) {
@@ -327,7 +368,7 @@ static int load_elf(struct elf_obj *o, Elf *elf, int rootfd,
 }
 
 int elfobj_load(struct elf_obj *o, int fd, int rootfd, const char *dir,
-		size_t max_bytes)
+		const struct debug_sources *dbgs, size_t max_bytes)
 {
 	o->fail = ELFOBJ_OK;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -335,7 +376,7 @@ int elfobj_load(struct elf_obj *o, int fd, int rootfd, const char *dir,
 		o->fail = ELFOBJ_FAIL_NOT_ELF;
 		return -1;
 	}
-	int rc = load_elf(o, elf, rootfd, dir, max_bytes);
+	int rc = load_elf(o, elf, rootfd, dir, dbgs, max_bytes);
 	elf_end(elf);
 	return rc;
 }
@@ -355,7 +396,7 @@ int elfobj_load_image(struct elf_obj *o, const void *image, size_t size,
 	Elf *elf = elf_memory(copy, size);
 	int rc = -1;
 	if (elf) {
-		rc = load_elf(o, elf, -1, NULL, max_bytes);
+		rc = load_elf(o, elf, -1, NULL, NULL, max_bytes);
 		elf_end(elf);
 	} else {
 		o->fail = ELFOBJ_FAIL_NOT_ELF;
@@ -378,6 +419,7 @@ void elfobj_unload(struct elf_obj *o)
 	cfi_table_free(&o->cfi);
 	o->loaded = false;
 	o->has_symtab = o->debug_file = o->inl_tried = false;
+	o->dbg_fetching = false;
 	o->bytes = sizeof(*o);
 }
 
@@ -392,6 +434,9 @@ void elfobj_move_load(struct elf_obj *to, struct elf_obj *from)
 	to->out_ids = from->out_ids;
 	to->has_symtab = from->has_symtab;
 	to->debug_file = from->debug_file;
+	to->dbg_fetching = from->dbg_fetching;
+	to->build_id_len = from->build_id_len;
+	memcpy(to->build_id, from->build_id, sizeof(to->build_id));
 	to->fail = from->fail;
 	to->bytes = from->bytes;
 	to->loaded = from->loaded;

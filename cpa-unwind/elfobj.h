@@ -38,6 +38,23 @@ enum elfobj_fail {
 
 struct inline_dwarf;
 
+/*
+ * Where separate debug files are looked for besides the object's own
+ * .gnu_debuglink: a build-id directory on the host (--debug-dir), and
+ * files fetched from debuginfod servers (dbgfetch.h), asked for only for
+ * objects without a .symtab.
+ */
+struct debug_sources {
+	const char *dir;	/* DIR/.build-id/xx/rest.debug; NULL: none */
+	/* The fetched debug file of build id into path; false when there
+	 * is none yet (asked for in the background). NULL: no fetching. */
+	bool (*fetched)(void *ctx, const uint8_t *id, size_t len, char *path,
+			size_t cap);
+	void *ctx;
+};
+
+#define DEBUG_DIR_DEFAULT "/usr/lib/debug"
+
 struct elf_seg {
 	uint64_t offset, vaddr, filesz;
 };
@@ -50,7 +67,11 @@ struct elf_obj {
 	bool has_symtab;	/* full .symtab (object or debug file) */
 	bool debug_file;	/* names came from a separate debug file */
 	bool inl_tried;		/* --inline: DWARF open attempted */
+	bool dbg_fetching;	/* its debug file is being fetched: load it
+				 * again once it is there */
 	uint8_t fail;		/* enum elfobj_fail of the last load */
+	uint8_t build_id_len;
+	uint8_t build_id[ELFOBJ_BUILD_ID_MAX];	/* read by the last load */
 	struct elf_seg segs[ELFOBJ_MAX_SEGS];
 	struct symtab syms;
 	struct cfi_table cfi;
@@ -79,7 +100,8 @@ size_t elfobj_read_build_id(Elf *elf, uint8_t *id, size_t cap);
  * Loads symbols, segments and CFI from the open file fd. rootfd is the
  * process's root directory (safeopen_proc_root) in which .gnu_debuglink
  * names are looked up, -1 for none; dir is the directory of the file as
- * the process sees it, NULL to look for no separate debug file.
+ * the process sees it, NULL to look for no separate debug file; dbg says
+ * where else debug files are (NULL: nowhere else).
  * Returns 0 when o is loaded, perhaps partly: a malformed CFI section
  * leaves the symbols and o->fail set to ELFOBJ_FAIL_CFI. Returns -1 with
  * o->fail set when nothing could be used, or when loading it would take
@@ -87,18 +109,22 @@ size_t elfobj_read_build_id(Elf *elf, uint8_t *id, size_t cap);
  * the symbols, counted while compiling the CFI): then nothing is kept.
  */
 int elfobj_load(struct elf_obj *o, int fd, int rootfd, const char *dir,
-		size_t max_bytes);
+		const struct debug_sources *dbg, size_t max_bytes);
 /* Same, from an ELF image in memory (the vdso). */
 int elfobj_load_image(struct elf_obj *o, const void *image, size_t size,
 		      size_t max_bytes);
 /*
- * The separate debug file of elf (build id id), opened: by build id on the
- * host, then by .gnu_debuglink in dir, dir/.debug and /usr/lib/debug+dir
- * inside rootfd (none when rootfd is -1). NULL when there is none; else
- * *fd is its descriptor.
+ * The separate debug file of elf (build id id), opened: by build id in
+ * dbg->dir on the host, then by .gnu_debuglink in dir, dir/.debug and
+ * /usr/lib/debug+dir inside rootfd (none when rootfd is -1), then, for an
+ * object without .symtab, as fetched by dbg->fetched. NULL when there is
+ * none; else *fd is its descriptor. *fetching (may be NULL) is set when
+ * the file is being fetched.
  */
 Elf *elfobj_open_debug_file(Elf *elf, const uint8_t *id, size_t id_len,
-			    int rootfd, const char *dir, int *fd);
+			    int rootfd, const char *dir,
+			    const struct debug_sources *dbg, int *fd,
+			    bool *fetching);
 /* Frees what a load allocated; identity and bookkeeping stay. */
 void elfobj_unload(struct elf_obj *o);
 /* Gives to what a load of from allocated (to's own is freed), leaving

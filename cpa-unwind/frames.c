@@ -4,7 +4,9 @@
  * mapped ELF object ("name"), a JIT symbol from the process's perf map
  * ("name_[j]"), or the module and offset ("libfoo.so+0x1a2b", the offset
  * being the ELF virtual address that addr2line takes, or the file offset
- * when the object could not be read). Kernel addresses become "name_[k]".
+ * when the object could not be read); anonymous memory without a JIT
+ * symbol reads "[anon:NAME]" or "[anon]". Kernel addresses become
+ * "name_[k]".
  * The output string id of each symbol is cached beside it, so a hot frame
  * costs two binary searches and an array read.
  */
@@ -62,6 +64,45 @@ static uint32_t jit_frame(struct unwinder *u, struct proc *p, uint64_t pc,
 			buf[k] = '_';
 	memcpy(buf + n, "_[j]", 5);
 	return output_string(u->out, buf, (size_t)n + 4);
+}
+
+/* Whether the kernel named the anonymous mapping m ("[anon:NAME]",
+ * "[anon_shmem:NAME]"): perf's mapping records never carry the name,
+ * which a process sets after mapping the memory. */
+static bool anon_named(const struct mapping *m)
+{
+	return !strncmp(m->path, "[anon:", 6) ||
+	       !strncmp(m->path, "[anon_shmem:", 12);
+}
+
+/*
+ * Anonymous executable memory that no perf map names: "[anon:NAME]" with
+ * the name the process gave it (prctl PR_SET_VMA_ANON_NAME), else
+ * "[anon]". No offset: anonymous addresses differ in every process and
+ * run, so an offset would split one region's time into a frame per PC.
+ * An unnamed mapping is looked up again in /proc/PID/maps (at most once
+ * a second per process), since the name comes after the mapping.
+ */
+static uint32_t anon_frame(struct unwinder *u, struct proc *p,
+			   struct mapping *m, uint64_t pc)
+{
+	if (!anon_named(m) && proc_read_maps(u->procs, p, u->now_ns, false) == 0)
+		m = proc_find_mapping(p, pc);
+	if (!m || !anon_named(m))
+		return output_string(u->out, "[anon]", 6);
+	char buf[128];
+	int n = snprintf(buf, sizeof(buf), "%s", m->path);
+	if (n < 0)
+		return output_string(u->out, "[anon]", 6);
+	if ((size_t)n >= sizeof(buf)) {
+		n = sizeof(buf) - 1;
+		buf[n - 1] = ']';
+	}
+	/* the folded format's separators */
+	for (int k = 0; k < n; k++)
+		if (buf[k] == ';' || (unsigned char)buf[k] < ' ')
+			buf[k] = '_';
+	return output_string(u->out, buf, (size_t)n);
 }
 
 /* Symbol index of pc in the object of m, or -1; *vaddr set when known. */
@@ -129,13 +170,15 @@ uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
 		o->out_ids[i] = id;
 		return id;
 	}
-	if (m->kind == MAPPING_ANON || m->kind == MAPPING_OTHER) {
-		if (m->kind == MAPPING_ANON && (id = jit_frame(u, p, pc, raw)))
+	if (m->kind == MAPPING_ANON) {
+		if ((id = jit_frame(u, p, pc, raw)))
 			return id;
 		u->st.unresolved_user++;
-		return m->kind == MAPPING_ANON
-			       ? output_string(u->out, "[anon]", 6)
-			       : output_string(u->out, m->path, strlen(m->path));
+		return anon_frame(u, p, m, pc);
+	}
+	if (m->kind == MAPPING_OTHER) {
+		u->st.unresolved_user++;
+		return output_string(u->out, m->path, strlen(m->path));
 	}
 	u->st.unresolved_user++;
 	return module_offset(u, m->base,
@@ -175,7 +218,9 @@ static struct inline_dwarf *inline_of(struct unwinder *u, struct proc *p,
 	snprintf(dir, sizeof(dir), "%s", m->path);
 	char *slash = strrchr(dir, '/');
 	*(slash ? slash : dir) = '\0';
-	o->inl = inline_dwarf_open(fd, rootfd, dir, elfcache_room(u->cache, o));
+	o->inl = inline_dwarf_open(fd, rootfd, dir,
+				   elfcache_debug_sources(u->cache),
+				   elfcache_room(u->cache, o));
 	if (rootfd >= 0)
 		close(rootfd);
 	if (o->inl)

@@ -36,6 +36,7 @@ static Dwarf *begin_within(Elf *elf, size_t max_bytes)
 }
 
 struct inline_dwarf *inline_dwarf_open(int fd, int rootfd, const char *dir,
+				       const struct debug_sources *dbgs,
 				       size_t max_bytes)
 {
 	struct inline_dwarf *d = cpa_calloc(1, sizeof(*d));
@@ -51,7 +52,7 @@ struct inline_dwarf *inline_dwarf_open(int fd, int rootfd, const char *dir,
 		uint8_t id[ELFOBJ_BUILD_ID_MAX];
 		size_t len = elfobj_read_build_id(d->elf, id, sizeof(id));
 		d->dbg = elfobj_open_debug_file(d->elf, id, len, rootfd, dir,
-						&d->dbg_fd);
+						dbgs, &d->dbg_fd, NULL);
 		if (d->dbg)
 			d->dw = begin_within(d->dbg, max_bytes);
 	}

@@ -27,6 +27,7 @@ struct name_opts;
  * (inline_dwarf_bytes) exceeds max_bytes.
  */
 struct inline_dwarf *inline_dwarf_open(int fd, int rootfd, const char *dir,
+				       const struct debug_sources *dbgs,
 				       size_t max_bytes);
 void inline_dwarf_free(struct inline_dwarf *d);
 /* Memory the open DWARF may hold, charged to its object. */

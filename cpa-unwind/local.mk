@@ -13,6 +13,7 @@ cpa_unwind_cpa_unwind_SOURCES = \
 	cpa-unwind/proc.c cpa-unwind/proc.h \
 	cpa-unwind/elfcache.c cpa-unwind/elfcache.h \
 	cpa-unwind/elfobj.c cpa-unwind/elfobj.h \
+	cpa-unwind/dbgfetch.c cpa-unwind/dbgfetch.h \
 	cpa-unwind/safeopen.c cpa-unwind/safeopen.h \
 	cpa-unwind/symtab.c cpa-unwind/symtab.h \
 	cpa-unwind/kallsyms.c cpa-unwind/kallsyms.h \
@@ -21,9 +22,10 @@ cpa_unwind_cpa_unwind_SOURCES = \
 	cpa-unwind/inline.c cpa-unwind/inline.h \
 	cpa-unwind/output.c cpa-unwind/output.h \
 	cpa-unwind/stats.c
-cpa_unwind_cpa_unwind_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
+cpa_unwind_cpa_unwind_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS) \
+	$(DEBUGINFOD_CFLAGS)
 cpa_unwind_cpa_unwind_LDADD = lib/libcpa.a $(LIBDW_LIBS) $(LIBELF_LIBS) \
-	$(IBERTY_LIBS) $(M_LIBS)
+	$(DEBUGINFOD_LIBS) $(IBERTY_LIBS) $(M_LIBS)
 
 dist_man1_MANS += docs/man/cpa-unwind.1
 EXTRA_DIST += docs/unwinding.md
@@ -31,7 +33,7 @@ EXTRA_DIST += docs/unwinding.md
 # Workloads: selfsnap writes raw samples of its own stack (no BPF needed);
 # the others are spinners with known chains built without frame pointers.
 check_PROGRAMS += tests/workloads/selfsnap tests/workloads/qsort_chain \
-	tests/workloads/vdso_chain
+	tests/workloads/vdso_chain tests/workloads/anon_exec
 tests_workloads_selfsnap_SOURCES = tests/workloads/selfsnap.c
 tests_workloads_selfsnap_CFLAGS = $(WL_NOFP_CFLAGS)
 tests_workloads_selfsnap_LDADD = lib/libcpa.a
@@ -39,6 +41,9 @@ tests_workloads_qsort_chain_SOURCES = tests/workloads/qsort_chain.c
 tests_workloads_qsort_chain_CFLAGS = $(WL_NOFP_CFLAGS)
 tests_workloads_vdso_chain_SOURCES = tests/workloads/vdso_chain.c
 tests_workloads_vdso_chain_CFLAGS = $(WL_NOFP_CFLAGS)
+# Code in anonymous memory named by prctl (debuginfo.bats).
+tests_workloads_anon_exec_SOURCES = tests/workloads/anon_exec.c
+tests_workloads_anon_exec_LDADD = lib/libcpa.a
 # Built by tests/bats/unwind-capture.bats with the language's own compiler
 # (g++, rustc, go) or run by node; skipped where that is missing.
 EXTRA_DIST += tests/workloads/cxx_chain.cc tests/workloads/rust_chain.rs \
@@ -56,13 +61,13 @@ tests_hostile_hostile_spin_CFLAGS = $(WL_NOFP_CFLAGS)
 
 TESTS += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
 	tests/bats/unwind-hostile-objects.bats \
-	tests/bats/unwind-hostile-files.bats
+	tests/bats/unwind-hostile-files.bats tests/bats/debuginfo.bats
 # The soak test runs by hand (see its header); the bench is bench/.
 EXTRA_DIST += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
 	tests/bats/unwind-hostile-objects.bats \
 	tests/bats/unwind-soak.bats bench/unwind-bench
 # Hostile processes and files, built by the suite that uses them.
-EXTRA_DIST += tests/bats/unwind-hostile-files.bats \
+EXTRA_DIST += tests/bats/unwind-hostile-files.bats tests/bats/debuginfo.bats \
 	tests/hostile/swap_mapper.c tests/hostile/swap_lib.c
 
 # Fuzz targets for the parsers cpa-unwind adds: ELF headers, symbols and
@@ -81,8 +86,8 @@ UNWIND_CORE_SRCS = cpa-unwind/run.c cpa-unwind/sample.c cpa-unwind/bestof.c \
 	cpa-unwind/walk.c cpa-unwind/splice.c cpa-unwind/cfi.c \
 	cpa-unwind/cfi_exec.c \
 	cpa-unwind/frames.c cpa-unwind/proc.c cpa-unwind/elfcache.c \
-	cpa-unwind/elfobj.c cpa-unwind/safeopen.c cpa-unwind/symtab.c \
-	cpa-unwind/kallsyms.c \
+	cpa-unwind/elfobj.c cpa-unwind/dbgfetch.c cpa-unwind/safeopen.c \
+	cpa-unwind/symtab.c cpa-unwind/kallsyms.c \
 	cpa-unwind/perfmap.c cpa-unwind/demangle.c cpa-unwind/inline.c \
 	cpa-unwind/output.c cpa-unwind/stats.c
 check_PROGRAMS += tests/fuzz/unwind_elf_replay tests/fuzz/unwind_perfmap_replay \
@@ -91,7 +96,7 @@ tests_fuzz_unwind_stream_replay_SOURCES = tests/fuzz/unwind_stream_fuzz.c \
 	tests/fuzz/replay.c $(UNWIND_CORE_SRCS)
 tests_fuzz_unwind_stream_replay_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
 tests_fuzz_unwind_stream_replay_LDADD = lib/libcpa.a $(LIBDW_LIBS) \
-	$(LIBELF_LIBS) $(IBERTY_LIBS) $(M_LIBS)
+	$(LIBELF_LIBS) $(DEBUGINFOD_LIBS) $(IBERTY_LIBS) $(M_LIBS)
 tests_fuzz_unwind_elf_replay_SOURCES = tests/fuzz/unwind_elf_fuzz.c \
 	tests/fuzz/replay.c $(UNWIND_FUZZ_SRCS_unwind_elf)
 tests_fuzz_unwind_elf_replay_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
@@ -107,17 +112,19 @@ FUZZ_EXTRA_unwind_stream = $(UNWIND_CORE_SRCS)
 FUZZ_CFLAGS_unwind_elf = $(LIBDW_CFLAGS)
 FUZZ_CFLAGS_unwind_perfmap = $(LIBDW_CFLAGS)
 FUZZ_CFLAGS_unwind_stream = $(LIBDW_CFLAGS)
+FUZZ_LIBS_unwind_stream = $(DEBUGINFOD_LIBS)
 
 # Unit tests: the walker on hand-made tables and stacks, symbol lookup,
 # perf maps and display names.
 check_PROGRAMS += tests/unit/unwind_test
 tests_unit_unwind_test_SOURCES = tests/unit/unwind_test.c tests/unit/unit.h \
 	cpa-unwind/walk.c cpa-unwind/splice.c cpa-unwind/proc.c \
-	cpa-unwind/elfcache.c cpa-unwind/elfobj.c cpa-unwind/safeopen.c \
+	cpa-unwind/elfcache.c cpa-unwind/elfobj.c cpa-unwind/dbgfetch.c \
+	cpa-unwind/safeopen.c \
 	cpa-unwind/symtab.c cpa-unwind/cfi.c cpa-unwind/cfi_exec.c \
 	cpa-unwind/perfmap.c cpa-unwind/demangle.c cpa-unwind/inline.c \
 	cpa-unwind/output.c
 tests_unit_unwind_test_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
 tests_unit_unwind_test_LDADD = lib/libcpa.a $(LIBDW_LIBS) $(LIBELF_LIBS) \
-	$(IBERTY_LIBS) $(M_LIBS)
+	$(DEBUGINFOD_LIBS) $(IBERTY_LIBS) $(M_LIBS)
 TESTS += tests/unit/unwind_test

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dbgfetch.h"
 #include "labels.h"
 #include "log.h"
 #include "options.h"
@@ -39,6 +40,9 @@ enum {
 	OPT_UNWIND,
 	OPT_KALLSYMS,
 	OPT_INLINE,
+	OPT_DEBUG_DIR,
+	OPT_NO_DEBUGINFOD,
+	OPT_DEBUGINFOD_CACHE,
 };
 
 struct args {
@@ -48,6 +52,8 @@ struct args {
 	struct cpa_labels labels;
 	const char *input;
 	bool load_wait_set;	/* --load-wait given */
+	bool no_debuginfod;
+	const char *debuginfod_cache;
 };
 
 static const char doc[] =
@@ -55,7 +61,11 @@ static const char doc[] =
 	"Reads the cpa stream from FILE or stdin; writes the symbolized stream "
 	"(or folded text with --folded) to stdout.\v"
 	"Kernel frames end in _[k], JIT frames (from /tmp/perf-PID.map) in "
-	"_[j]; a user address without a symbol is shown as module+0xADDR. "
+	"_[j]; a user address without a symbol is shown as module+0xADDR, "
+	"in anonymous memory as [anon:NAME] (the kernel's name) or [anon]. "
+	"Stripped objects are named from separate debug files: "
+	"--debug-dir, .gnu_debuglink, and the debuginfod servers in "
+	"DEBUGINFOD_URLS (fetched in the background). "
 	"User stacks are unwound with DWARF CFI from the stack snapshot and "
 	"compared with the frame-pointer chain (--unwind best); "
 	"docs/unwinding.md describes the rule.\n\n"
@@ -93,6 +103,14 @@ static const struct argp_option options[] = {
 	{ "max-dict", OPT_MAX_DICT, "SIZE", 0,
 	  "Memory for the output's string and stack dictionaries; past it "
 	  "they start over with a reset record (default 64M)", 0 },
+	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0,
+	  "Separate debug files by build id under DIR/.build-id/ "
+	  "(default /usr/lib/debug)", 0 },
+	{ "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0,
+	  "Fetch no debug files from the servers in DEBUGINFOD_URLS", 0 },
+	{ "debuginfod-cache", OPT_DEBUGINFOD_CACHE, "DIR", 0,
+	  "Where fetched debug files are kept (default "
+	  "$CACHE_DIRECTORY/debuginfod, else ~/.cache/cpa/debuginfod)", 0 },
 	{ "kallsyms", OPT_KALLSYMS, "FILE", 0,
 	  "Kernel symbols from FILE instead of /proc/kallsyms", 0 },
 	{ "stats", OPT_STATS, NULL, 0,
@@ -159,6 +177,21 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_KALLSYMS:
 		a->u.kallsyms = arg;
+		break;
+	case OPT_DEBUG_DIR:
+		if (!*arg)
+			cpa_die_usage("invalid --debug-dir '': expected a "
+				      "directory");
+		a->u.debug_dir = arg;
+		break;
+	case OPT_NO_DEBUGINFOD:
+		a->no_debuginfod = true;
+		break;
+	case OPT_DEBUGINFOD_CACHE:
+		if (!*arg)
+			cpa_die_usage("invalid --debuginfod-cache '': expected "
+				      "a directory");
+		a->debuginfod_cache = arg;
 		break;
 	case OPT_STATS:
 		a->stats = true;
@@ -236,6 +269,20 @@ int main(int argc, char **argv)
 	if (!a.load_wait_set && fstat(fd, &in_st) == 0 && S_ISREG(in_st.st_mode))
 		a.u.load_wait_ns = LOAD_WAIT_FOREVER;
 
+	/* Debug files from DEBUGINFOD_URLS: fetched in the background, or,
+	 * for a recording, waited for like its objects. */
+	char cache_buf[4096], err[512];
+	if (!a.no_debuginfod) {
+		const char *cache = a.debuginfod_cache
+			? a.debuginfod_cache
+			: dbgfetch_default_cache(cache_buf, sizeof(cache_buf));
+		a.u.fetch = dbgfetch_new(cache, a.u.load_wait_ns ==
+						       LOAD_WAIT_FOREVER,
+					 err, sizeof(err));
+		if (!a.u.fetch && err[0])
+			cpa_warn("debuginfod cache %s; fetching nothing", err);
+	}
+
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
@@ -266,6 +313,7 @@ int main(int argc, char **argv)
 	cpa_selfstats_fini();
 	unwinder_free(u);
 	free(u);
+	dbgfetch_free(a.u.fetch);
 	output_free(&out);
 	cpa_reader_free(&r);
 	if (fd > 0)

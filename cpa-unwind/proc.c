@@ -172,6 +172,24 @@ static void remove_range(struct proctab *t, struct proc *p, uint64_t start,
 	p->nmaps = k;
 }
 
+/* A new path for m, "(deleted)" dropped: the kernel's note, not part of
+ * the name. */
+static void set_path(struct mapping *m, const char *path, size_t path_len)
+{
+	m->path = cpa_strndup(path, path_len);
+	size_t n = strlen(m->path);
+	if (n > 10 && !strcmp(m->path + n - 10, " (deleted)"))
+		m->path[n - 10] = '\0';
+	const char *slash = strrchr(m->path, '/');
+	m->base = slash ? slash + 1 : m->path;
+}
+
+static void rename_mapping(struct mapping *m, const char *name)
+{
+	free(m->path);
+	set_path(m, name, strlen(name));
+}
+
 void proc_add_mapping(struct proctab *t, struct proc *p, uint64_t start,
 		      uint64_t end, uint64_t pgoff, const char *path,
 		      size_t path_len, uint64_t inode, const uint8_t *build_id,
@@ -194,13 +212,7 @@ void proc_add_mapping(struct proctab *t, struct proc *p, uint64_t start,
 	m->end = end;
 	m->pgoff = pgoff;
 	m->inode = inode;
-	m->path = cpa_strndup(path, path_len);
-	/* "(deleted)" is the kernel's note, not part of the name */
-	size_t n = strlen(m->path);
-	if (n > 10 && !strcmp(m->path + n - 10, " (deleted)"))
-		m->path[n - 10] = '\0';
-	const char *slash = strrchr(m->path, '/');
-	m->base = slash ? slash + 1 : m->path;
+	set_path(m, path, path_len);
 	m->kind = (uint8_t)kind_of(m->path);
 	if (build_id_len > CPA_BUILD_ID_MAX)
 		build_id_len = CPA_BUILD_ID_MAX;
@@ -239,10 +251,15 @@ int proc_read_maps(struct proctab *t, struct proc *p, uint64_t now_ns,
 		const char *name = line + name_at;
 		struct mapping *old = proc_find_mapping(p, start);
 		/* Keep a mapping already known with the same extent: it may
-		 * hold a resolved object. */
+		 * hold a resolved object. Anonymous memory holds none, and
+		 * takes the name the process has given it since. */
 		if (old && old->start == start && old->end == end &&
-		    old->pgoff == pgoff)
+		    old->pgoff == pgoff) {
+			if (old->kind == MAPPING_ANON && name[0] == '[' &&
+			    strcmp(old->path, name))
+				rename_mapping(old, name);
 			continue;
+		}
 		proc_add_mapping(t, p, start, end, pgoff, name, strlen(name),
 				 inode, NULL, 0);
 	}

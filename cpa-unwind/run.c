@@ -118,6 +118,7 @@ int unwind_stream(struct unwinder *u, struct output *out,
 			status = CPA_EXIT_FAILURE;
 		}
 		if (rec.type == CPA_REC_RAW_SAMPLE) {
+			elfcache_take_fetched(u->cache);
 			elfcache_trim(u->cache);
 			proctab_trim(u->procs);
 		}

@@ -26,6 +26,9 @@ void unwinder_init(struct unwinder *u, const struct unwind_opts *opts,
 	u->cache = elfcache_new(opts->max_cache, opts->max_object);
 	if (!u->cache)
 		cpa_die("out of memory");
+	elfcache_set_debug(u->cache, opts->debug_dir ? opts->debug_dir
+						      : DEBUG_DIR_DEFAULT,
+			   opts->fetch);
 	u->procs = proctab_new(u->cache, opts->max_procs);
 	u->cgroups = cgroups_new(NULL);
 	u->have_ksyms = kallsyms_load(&u->ksyms, opts->kallsyms) == 0;

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "dbgfetch.h"
 #include "safeopen.h"
 #include "selfstats.h"
 #include "unwind.h"
@@ -61,6 +62,15 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 		cs.unloads, cs.reloads, (double)cs.load_ns / 1e9,
 		cs.load_waits);
 	fprintf(f, "  cfi refused    fdes=%" PRIu64 "\n", cs.cfi_refused_fdes);
+	if (u->opts.fetch) {
+		struct dbgfetch_stats ds;
+		dbgfetch_stats(u->opts.fetch, &ds);
+		fprintf(f, "  debuginfod     wanted=%" PRIu64 " fetched=%" PRIu64
+			   " attempts=%" PRIu64 " failures=%" PRIu64
+			   " refused=%" PRIu64 " renamed=%" PRIu64 "\n",
+			ds.wanted, ds.fetched, ds.attempts, ds.failures,
+			ds.refused, cs.refetched);
+	}
 	fprintf(f, "  elf failures   ");
 	for (unsigned i = 1; i < ELFOBJ_FAIL_COUNT; i++)
 		fprintf(f, "%s=%" PRIu64 " ", elfobj_fail_name(i), cs.fails[i]);
@@ -103,6 +113,7 @@ static struct {
 	uint64_t *dict_bytes, *dict_resets, *dropped, *files_refused;
 	uint64_t *load_waits, *reloads;
 	uint64_t *over_budget, *cfi_refused, *cg_walks, *cg_known;
+	uint64_t *dbg_fetched, *dbg_failures;
 } ctr;
 
 void stats_publish_init(void)
@@ -148,6 +159,8 @@ void stats_publish_init(void)
 	ctr.cg_walks = cpa_stat("cgroup_walks");
 	ctr.cg_known = cpa_gauge("cgroups_known");
 	ctr.files_refused = cpa_stat("files_refused");
+	ctr.dbg_fetched = cpa_stat("debuginfod_fetched");
+	ctr.dbg_failures = cpa_stat("debuginfod_failures");
 }
 
 /* Upper bound of the histogram bucket holding quantile q. */
@@ -198,6 +211,10 @@ void stats_publish(struct unwinder *u)
 	*ctr.over_budget = cs.fails[ELFOBJ_FAIL_SYMS_BUDGET] +
 			   cs.fails[ELFOBJ_FAIL_CFI_BUDGET];
 	*ctr.cfi_refused = cs.cfi_refused_fdes;
+	struct dbgfetch_stats ds;
+	dbgfetch_stats(u->opts.fetch, &ds);
+	*ctr.dbg_fetched = ds.fetched;
+	*ctr.dbg_failures = ds.failures;
 	*ctr.lat_p50 = quantile(st, 0.5);
 	*ctr.lat_p99 = quantile(st, 0.99);
 	*ctr.unwind_ns = st->lat_total_ns;

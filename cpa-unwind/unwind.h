@@ -58,6 +58,8 @@ struct unwind_opts {
 	uint32_t max_procs;
 	uint64_t max_dict;	/* --max-dict: output dictionaries' bound */
 	const char *kallsyms;	/* --kallsyms FILE (tests) or NULL */
+	const char *debug_dir;	/* --debug-dir, NULL for /usr/lib/debug */
+	struct dbgfetch *fetch;	/* debuginfod, NULL when off */
 	bool inline_frames;	/* --inline */
 };
 
