@@ -4,6 +4,7 @@ cpa_unwind_cpa_unwind_SOURCES = \
 	cpa-unwind/main.c cpa-unwind/unwind.h \
 	cpa-unwind/run.c \
 	cpa-unwind/sample.c \
+	cpa-unwind/allocs.c cpa-unwind/allocs.h \
 	cpa-unwind/cgroups.c cpa-unwind/cgroups.h \
 	cpa-unwind/bestof.c \
 	cpa-unwind/walk.c cpa-unwind/walk.h cpa-unwind/splice.c \
@@ -82,6 +83,7 @@ UNWIND_FUZZ_SRCS_unwind_elf = cpa-unwind/elfobj.c cpa-unwind/safeopen.c \
 UNWIND_FUZZ_SRCS_unwind_perfmap = cpa-unwind/perfmap.c cpa-unwind/safeopen.c \
 	cpa-unwind/symtab.c
 UNWIND_CORE_SRCS = cpa-unwind/run.c cpa-unwind/sample.c cpa-unwind/bestof.c \
+	cpa-unwind/allocs.c \
 	cpa-unwind/cgroups.c \
 	cpa-unwind/walk.c cpa-unwind/splice.c cpa-unwind/cfi.c \
 	cpa-unwind/cfi_exec.c \

@@ -35,6 +35,7 @@ enum {
 	OPT_MAX_OBJECT,
 	OPT_LOAD_WAIT,
 	OPT_MAX_PROCS,
+	OPT_MAX_ALLOCS,
 	OPT_MAX_DICT,
 	OPT_STATS,
 	OPT_UNWIND,
@@ -100,6 +101,10 @@ static const struct argp_option options[] = {
 	  "(default 150ms; no limit when the input is a file)", 0 },
 	{ "max-procs", OPT_MAX_PROCS, "N", 0,
 	  "Processes kept without an exit record (default 32768)", 0 },
+	{ "max-allocs", OPT_MAX_ALLOCS, "N", 0,
+	  "Allocations of mem-usage and heap-inuse held until their free, "
+	  "which comes without a stack (default 1M); past it older ones are "
+	  "evicted, counted as lost (alloc-table)", 0 },
 	{ "max-dict", OPT_MAX_DICT, "SIZE", 0,
 	  "Memory for the output's string and stack dictionaries; past it "
 	  "they start over with a reset record (default 64M)", 0 },
@@ -171,6 +176,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_MAX_PROCS:
 		a->u.max_procs = (uint32_t)cpa_opt_uint("--max-procs", arg, 1,
 							1u << 22);
+		break;
+	case OPT_MAX_ALLOCS:
+		a->u.max_allocs = (uint32_t)cpa_opt_uint("--max-allocs", arg,
+							 1, 1u << 28);
 		break;
 	case OPT_MAX_DICT:
 		a->u.max_dict = cpa_opt_size("--max-dict", arg);
@@ -251,6 +260,7 @@ int main(int argc, char **argv)
 			.max_object = 64ull << 20,
 			.load_wait_ns = LOAD_WAIT_LIVE,
 			.max_procs = 32768,
+			.max_allocs = 1u << 20,
 			.max_dict = 64ull << 20,
 		},
 	};

@@ -65,12 +65,29 @@ uint32_t output_stack(struct output *o, const uint32_t *frames, uint32_t n)
 	return id;
 }
 
+const char *output_get_string(const struct output *o, uint32_t id,
+			      uint32_t *len)
+{
+	return cpa_strtab_get(o->folded ? o->strs : o->sw.strings, id, len);
+}
+
+const uint32_t *output_get_stack(const struct output *o, uint32_t id,
+				 uint32_t *n)
+{
+	return cpa_stacktab_get(o->folded ? o->stacks : o->sw.stacks, id, n);
+}
+
 void output_sample(struct output *o, const struct cpa_sample *s)
 {
 	if (!o->folded) {
 		cpa_write_sample(&o->sw.w, s);
 		return;
 	}
+	/* Folded counts cannot be negative: a free (mem-usage, heap-inuse)
+	 * is its allocation's line under a root frame of its own, as drops
+	 * are under [lost]. */
+	if (s->flags & CPA_FLAG_FREE)
+		fputs("[freed];", o->f);
 	if (cpa_folded_write_sample(o->f, &o->labels, &o->dict, s) < 0)
 		cpa_die("internal error: sample names an undefined id");
 	if (ferror(o->f) && !o->err)

@@ -34,6 +34,12 @@ int output_init(struct output *o, int fd, bool folded,
 void output_free(struct output *o);
 uint32_t output_string(struct output *o, const char *s, size_t len);
 uint32_t output_stack(struct output *o, const uint32_t *frames, uint32_t n);
+/* Text of a string and frames of a stack this output handed out, NULL
+ * for an id it does not hold. */
+const char *output_get_string(const struct output *o, uint32_t id,
+			      uint32_t *len);
+const uint32_t *output_get_stack(const struct output *o, uint32_t id,
+				 uint32_t *n);
 void output_sample(struct output *o, const struct cpa_sample *s);
 void output_lost(struct output *o, const struct cpa_lost *l);
 /* Passes a record this tool does not interpret downstream unchanged

@@ -130,8 +130,10 @@ int unwind_stream(struct unwinder *u, struct output *out,
 		cpa_selfstats_poll();
 		/* About to wait for input: pass on what we have, so the
 		 * store downstream sees samples within a poll cycle of capture. */
-		if (cpa_reader_pending(r) == 0)
+		if (cpa_reader_pending(r) == 0) {
+			unwind_flush_alloc_lost(u);
 			output_flush(out);
+		}
 		if (output_error(out))
 			break;
 		if (cpa_reader_pending(r) == 0)
@@ -139,6 +141,7 @@ int unwind_stream(struct unwinder *u, struct output *out,
 	}
 	/* Malformed input ends our stream without END, so downstream knows
 	 * it is incomplete too; what came before it is kept. */
+	unwind_flush_alloc_lost(u);
 	if (malformed) {
 		output_flush(out);
 		status = CPA_EXIT_FAILURE;

@@ -31,6 +31,7 @@ void unwinder_init(struct unwinder *u, const struct unwind_opts *opts,
 			   opts->fetch);
 	u->procs = proctab_new(u->cache, opts->max_procs);
 	u->cgroups = cgroups_new(NULL);
+	u->allocs = allocs_new(opts->max_allocs);
 	u->have_ksyms = kallsyms_load(&u->ksyms, opts->kallsyms) == 0;
 	if (!u->have_ksyms)
 		cpa_warn("%s: no kernel symbols (not readable, or all "
@@ -52,6 +53,7 @@ void unwinder_free(struct unwinder *u)
 {
 	proctab_free(u->procs);
 	cgroups_free(u->cgroups);
+	allocs_free(u->allocs);
 	elfcache_free(u->cache);
 	kallsyms_free(&u->ksyms);
 }
@@ -61,12 +63,58 @@ static uint32_t label_id(struct unwinder *u, const char *s, size_t cap)
 	return output_string(u->out, s, strnlen(s, cap));
 }
 
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void unwind_flush_alloc_lost(struct unwinder *u)
+{
+	struct cpa_lost l = {
+		.time_ns = realtime_ns(),
+		.count = u->alloc_lost,
+		.reason = CPA_LOST_ALLOC_TABLE,
+		.cpu = UINT32_MAX,
+	};
+
+	if (!u->alloc_lost)
+		return;
+	output_lost(u->out, &l);
+	u->alloc_lost = 0;
+}
+
+/* A free comes without a stack: it is given its allocation's stack and
+ * labels, at its own time, with its own weight. */
+static void unwind_free(struct unwinder *u, const struct cpa_raw_sample *s)
+{
+	struct cpa_sample out;
+
+	if (!allocs_take(u->allocs, s->alloc_id, s->kind, &out)) {
+		u->st.frees_unknown++;
+		u->alloc_lost++;
+		return;
+	}
+	out.time_ns = s->time_ns;
+	out.weight = s->weight;
+	out.flags = (uint16_t)((out.flags & ~CPA_FLAG_ESTIMATE) |
+			       CPA_FLAG_FREE |
+			       (s->flags & CPA_FLAG_ESTIMATE));
+	output_sample(u->out, &out);
+	u->st.frees++;
+}
+
 int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		      char *err, size_t errlen)
 {
 	struct cpa_raw_sample s;
 	if (cpa_decode_raw_sample(rec, &s, u->snapshot, err, errlen) < 0)
 		return -1;
+	if ((s.flags & CPA_RAW_ALLOC_ID) && (s.flags & CPA_FLAG_FREE)) {
+		unwind_free(u, &s);
+		return 0;
+	}
 	uint64_t t0 = mono_ns();
 	u->now_ns = t0;
 	elfcache_set_deadline(u->cache, t0 + u->opts.load_wait_ns);
@@ -144,7 +192,9 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		.tid = s.tid,
 		.cpu = s.cpu,
 		.kind = s.kind,
-		.flags = s.flags,
+		/* the id pairs frees with this allocation here; a symbolized
+		 * sample never carries it */
+		.flags = (uint16_t)(s.flags & ~CPA_RAW_ALLOC_ID),
 		.stack_id = output_stack(u->out, u->frames, n),
 		.comm_id = label_id(u, leader, CPA_COMM_LEN),
 		.thread_id = label_id(u, s.comm, CPA_COMM_LEN),
@@ -154,10 +204,19 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 				      : 0,
 	};
 	output_sample(u->out, &out);
-	/* Between samples, no id is held: the one safe point to start the
-	 * dictionaries over when they outgrow their bound. */
+	if ((s.flags & CPA_RAW_ALLOC_ID) && cpa_kind_nets(s.kind)) {
+		unsigned evicted = allocs_add(u->allocs, s.alloc_id, &out);
+
+		u->st.allocs_evicted += evicted;
+		u->alloc_lost += evicted;
+	}
+	/* Between samples, no id is held but the allocations' (which are
+	 * interned again): the one safe point to start the dictionaries
+	 * over when they outgrow their bound. */
 	if (output_dict_bytes(u->out) > u->opts.max_dict) {
+		allocs_before_reset(u->allocs, u->out);
 		output_reset(u->out);
+		allocs_after_reset(u->allocs, u->out);
 		elfcache_forget_out_ids(u->cache);
 		if (u->have_ksyms)
 			memset(u->ksyms.out_ids, 0,

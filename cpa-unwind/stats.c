@@ -92,6 +92,9 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 		   " dropped-malformed=%" PRIu64 "\n",
 		st->tasks, st->mmaps, st->lost_in, st->passthrough,
 		st->dropped);
+	fprintf(f, "  allocations    held=%u frees=%" PRIu64 " evicted=%" PRIu64
+		   " unknown-frees=%" PRIu64 "\n", allocs_count(u->allocs),
+		st->frees, st->allocs_evicted, st->frees_unknown);
 	fprintf(f, "  latency per sample (ns):\n");
 	for (unsigned b = 0; b < LAT_BUCKETS; b++) {
 		if (!st->lat[b])

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "allocs.h"
 #include "cgroups.h"
 #include "demangle.h"
 #include "elfcache.h"
@@ -39,6 +40,9 @@ struct unwind_stats {
 	uint64_t inline_frames;
 	uint64_t tasks, mmaps, lost_in, passthrough;
 	uint64_t dropped;		/* malformed pass-through records */
+	uint64_t frees;			/* frees given their allocation */
+	uint64_t allocs_evicted;	/* --max-allocs full */
+	uint64_t frees_unknown;		/* free of an allocation not held */
 	uint64_t lat[LAT_BUCKETS];	/* per-sample unwind+symbolize time */
 	uint64_t lat_total_ns;
 	uint64_t start_ns;		/* monotonic, first record */
@@ -61,6 +65,7 @@ struct unwind_opts {
 	const char *debug_dir;	/* --debug-dir, NULL for /usr/lib/debug */
 	struct dbgfetch *fetch;	/* debuginfod, NULL when off */
 	bool inline_frames;	/* --inline */
+	uint32_t max_allocs;	/* --max-allocs: allocations held */
 };
 
 struct unwinder {
@@ -69,6 +74,8 @@ struct unwinder {
 	struct elfcache *cache;
 	struct proctab *procs;
 	struct cgroups *cgroups;	/* cgroup id -> path */
+	struct allocs *allocs;		/* usage-like allocations held */
+	uint64_t alloc_lost;		/* not yet sent as a lost record */
 	struct kallsyms ksyms;
 	bool have_ksyms;
 	uint64_t now_ns;		/* monotonic, per sample */
@@ -100,6 +107,9 @@ int unwind_task(struct unwinder *u, const struct cpa_record *rec, char *err,
 		size_t errlen);
 int unwind_mmap(struct unwinder *u, const struct cpa_record *rec, char *err,
 		size_t errlen);
+/* Sends the allocations evicted and the frees not known since the last
+ * call as one lost record (reason alloc-table). */
+void unwind_flush_alloc_lost(struct unwinder *u);
 
 /* Output string id of a user frame at ip (frames.c). exact: ip is the
  * sampled PC rather than a return address. *raw receives the symbol's

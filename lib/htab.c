@@ -71,3 +71,23 @@ void cpa_htab_add(struct cpa_htab *t, const struct cpa_htab_probe *pr,
 	if ((uint64_t)++t->count * 2 > t->mask)
 		grow(t);
 }
+
+void cpa_htab_remove(struct cpa_htab *t, const struct cpa_htab_probe *pr)
+{
+	uint32_t hole = (pr->i - 1) & t->mask, i = hole;
+
+	t->slots[hole].id = 0;
+	t->count--;
+	for (;;) {
+		i = (i + 1) & t->mask;
+		if (!t->slots[i].id)
+			return;
+		uint32_t home = t->slots[i].hash & t->mask;
+		/* an id whose home lies after the hole, up to it, stays */
+		if (((i - home) & t->mask) < ((i - hole) & t->mask))
+			continue;
+		t->slots[hole] = t->slots[i];
+		t->slots[i].id = 0;
+		hole = i;
+	}
+}

@@ -77,5 +77,9 @@ static inline uint32_t cpa_htab_first(const struct cpa_htab *t, uint64_t h,
  * change to t in between). May grow the table. */
 void cpa_htab_add(struct cpa_htab *t, const struct cpa_htab_probe *pr,
 		  uint32_t id);
+/* Removes the id the lookup in pr just returned (no other change to t in
+ * between). The ids after it in its run move back, so no tombstone is
+ * left and lookups stay as short as if it had never been added. */
+void cpa_htab_remove(struct cpa_htab *t, const struct cpa_htab_probe *pr);
 
 #endif

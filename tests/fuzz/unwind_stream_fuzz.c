@@ -51,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				.names = { .demangle = true },
 				.max_cache = 1u << 20,
 				.max_procs = 8,
+				.max_allocs = 16,
 				.kallsyms = ksyms,
 				.inline_frames = size > 17 && (data[17] & 1),
 			};

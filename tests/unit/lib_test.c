@@ -321,6 +321,53 @@ static void test_htab(void)
 	free(m.keys);
 }
 
+/* Removes key from m (hashed by h); false when it is not there. */
+static bool u64map_remove(struct u64map *m, uint64_t key, uint64_t h)
+{
+	struct cpa_htab_probe pr;
+	for (uint32_t id = cpa_htab_first(&m->t, h, &pr); id;
+	     id = cpa_htab_next(&m->t, &pr))
+		if (m->keys[id] == key) {
+			cpa_htab_remove(&m->t, &pr);
+			return true;
+		}
+	return false;
+}
+
+static void test_htab_remove(void)
+{
+	struct u64map m = {0};
+	bool ok = true;
+
+	/* runs that wrap around the end of the slots, homes that collide
+	 * and homes that differ: every third key removed, the others found,
+	 * the removed ones gone */
+	cpa_htab_init(&m.t, 64);
+	for (uint64_t k = 0; k < 60; k++)
+		ok &= u64map_get(&m, k, (k % 7) + m.t.mask - 3, true) == k + 1;
+	for (uint64_t k = 0; k < 60; k += 3)
+		ok &= u64map_remove(&m, k, (k % 7) + m.t.mask - 3);
+	CHECK(ok);
+	CHECK(m.t.count == 40);
+	for (uint64_t k = 0; k < 60; k++)
+		ok &= u64map_get(&m, k, (k % 7) + m.t.mask - 3, false) ==
+		      (k % 3 ? k + 1 : 0);
+	CHECK(ok);
+	CHECK(!u64map_remove(&m, 0, m.t.mask - 3));
+	/* the slots freed are reused: adding and removing forever does not
+	 * grow the table */
+	size_t bytes = cpa_htab_bytes(&m.t);
+	for (uint64_t k = 1000; k < 101000; k++) {
+		ok &= u64map_get(&m, k, cpa_hash_u64(k), true) != 0;
+		ok &= u64map_remove(&m, k, cpa_hash_u64(k));
+	}
+	CHECK(ok);
+	CHECK(cpa_htab_bytes(&m.t) == bytes);
+	CHECK(m.t.count == 40);
+	cpa_htab_free(&m.t);
+	free(m.keys);
+}
+
 static void test_grow(void)
 {
 	CHECK(cpa_grow_cap(0, 1, 16, 4) == 16);
@@ -516,6 +563,7 @@ int main(void)
 	test_folded();
 	test_labels_and_intern();
 	test_htab();
+	test_htab_remove();
 	test_grow();
 	test_buf_and_leb128();
 	test_le();
