@@ -20,6 +20,9 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "capture.h"
+#include "filter.bpf.h"
+#include "ring.bpf.h"
+#include "ustack.bpf.h"
 
 #define PF_EXITING 0x00000004
 #define TASK_RUNNING 0
@@ -29,22 +32,11 @@
 const volatile __u32 stack_size = 0;	/* user stack snapshot bytes, 0: none */
 const volatile bool user_stacks = true;	/* FP chain, registers, snapshot */
 const volatile bool include_idle = false;
-const volatile bool filter_pid = false;
-const volatile bool filter_tid = false;
-const volatile bool filter_comm = false;
-const volatile bool filter_cgroup = false;
-const volatile bool filter_cpu = false;
 const volatile __u64 irqoff_gap_ns = 0;	/* 0: IRQ-off detection off */
 const volatile __u32 offcpu_want = 0;	/* OFFCPU_WANT_* bits */
 const volatile __u64 offcpu_min_ns = 0;
 const volatile __u32 offcpu_stack_size = 0;	/* 0: no off-CPU snapshot */
 const volatile __u32 probe_rate = 0;	/* hits per second per CPU, 0: any */
-const volatile __u64 ringbuf_bytes = 0;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4 << 20);	/* sized by the loader */
-} events SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -56,44 +48,9 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, DROP_COUNT);
-} drops SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
 	__type(value, struct cpu_state);
 	__uint(max_entries, 1);
 } cpu_states SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 1024);
-} pids SEC(".maps"), tids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u64);
-	__type(value, __u8);
-	__uint(max_entries, 1024);
-} cgroups SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct capture_comm);
-	__type(value, __u8);
-	__uint(max_entries, 256);
-} comms SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, 1);		/* possible CPUs, set by the loader */
-} cpus SEC(".maps");
 
 /* Off-CPU state per thread, allocated on first switch-out and freed at
  * exit; a full table is counted as DROP_STATE_FULL. */
@@ -130,92 +87,12 @@ struct {
 	__uint(max_entries, 1);
 } offcpu_zero SEC(".maps");
 
-static __always_inline void count_drop(__u32 reason)
-{
-	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
-
-	if (n)
-		*n += 1;
-}
-
 static __always_inline struct capture_scratch *scratch_slot(__u32 cpu,
 							      __u32 slot)
 {
 	__u32 key = cpu * SLOT_COUNT + slot;
 
 	return bpf_map_lookup_elem(&scratch, &key);
-}
-
-static __always_inline __u64 task_cgroup_id(struct task_struct *t)
-{
-	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
-}
-
-/* True when the task's cgroup, or one of its ancestors, was selected. */
-static __always_inline bool cgroup_selected(struct task_struct *t)
-{
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
-
-	for (int i = 0; i < 16 && cg; i++) {
-		__u64 id = BPF_CORE_READ(cg, kn, id);
-
-		if (bpf_map_lookup_elem(&cgroups, &id))
-			return true;
-		/* self is the first member of struct cgroup */
-		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
-	}
-	return false;
-}
-
-static __always_inline bool comm_selected(struct task_struct *t)
-{
-	struct capture_comm key = {};
-
-	BPF_CORE_READ_STR_INTO(&key.comm, t, comm);
-	if (bpf_map_lookup_elem(&comms, &key))
-		return true;
-	__builtin_memset(&key, 0, sizeof(key));
-	BPF_CORE_READ_STR_INTO(&key.comm, t, group_leader, comm);
-	return bpf_map_lookup_elem(&comms, &key) != NULL;
-}
-
-/* The filters: each given kind must match (--pid and --comm both given
- * means both), any value of a kind matches. */
-static __always_inline bool task_selected(struct task_struct *t, __u32 cpu)
-{
-	if (filter_cpu) {
-		__u8 *on = bpf_map_lookup_elem(&cpus, &cpu);
-
-		if (!on || !*on)
-			return false;
-	}
-	if (filter_pid) {
-		__u32 tgid = BPF_CORE_READ(t, tgid);
-
-		if (!bpf_map_lookup_elem(&pids, &tgid))
-			return false;
-	}
-	if (filter_tid) {
-		__u32 tid = BPF_CORE_READ(t, pid);
-
-		if (!bpf_map_lookup_elem(&tids, &tid))
-			return false;
-	}
-	if (filter_comm && !comm_selected(t))
-		return false;
-	if (filter_cgroup && !cgroup_selected(t))
-		return false;
-	return true;
-}
-
-static __always_inline void fill_task(struct capture_event *ev,
-				      struct task_struct *t)
-{
-	ev->pid = BPF_CORE_READ(t, tgid);
-	ev->tid = BPF_CORE_READ(t, pid);
-	ev->cgroup_id = task_cgroup_id(t);
-	BPF_CORE_READ_STR_INTO(&ev->comm, t, comm);
-	BPF_CORE_READ_STR_INTO(&ev->pcomm, t, group_leader, comm);
 }
 
 /* Registers at the moment of a sample, read by the program from its
@@ -245,52 +122,6 @@ static __always_inline void read_regs(struct sample_regs *out,
 	out->user_mode = REGS_USER_MODE(r);
 }
 
-/*
- * Copies up to limit bytes of user stack from sp into dst (a buffer of
- * max + CAPTURE_STACK_SLACK bytes, max a power of two), a page at a time:
- * a read that runs past the top of the stack fails as a whole, so copying
- * page by page keeps everything up to the last mapped page. Returns the
- * bytes copied.
- */
-static __always_inline __u32 copy_stack_pages(__u8 *dst, __u32 max, __u64 sp,
-					      __u32 limit)
-{
-	__u32 copied = 0, want;
-
-	want = CAPTURE_PAGE - (sp & (CAPTURE_PAGE - 1));
-	for (int i = 0; i <= CAPTURE_MAX_STACK / CAPTURE_PAGE; i++) {
-		__u32 off, n;
-
-		if (copied >= limit)
-			break;
-		if (want > limit - copied)
-			want = limit - copied;
-		/* copied < limit <= max and want <= 4 KiB: the masks change
-		 * nothing but let the verifier see the bounds (the barriers
-		 * keep clang from dropping them as redundant) */
-		barrier_var(copied);
-		barrier_var(want);
-		off = copied & (max - 1);
-		n = want & (2 * CAPTURE_PAGE - 1);
-		if (bpf_probe_read_user(dst + off, n, (void *)(sp + copied)))
-			break;
-		copied += want;
-		want = CAPTURE_PAGE;
-	}
-	return copied;
-}
-
-/* Flags for a copy of copied bytes out of limit; a failed copy is
- * counted. */
-static __always_inline __u16 copy_flags(__u32 copied, __u32 limit)
-{
-	if (copied == 0) {
-		count_drop(DROP_STACK_COPY);
-		return CAPTURE_F_SNAPSHOT_FAILED;
-	}
-	return copied >= limit ? CAPTURE_F_USER_TRUNCATED : 0;
-}
-
 static __always_inline void copy_user_stack(struct capture_scratch *s,
 					    __u64 sp)
 {
@@ -299,16 +130,6 @@ static __always_inline void copy_user_stack(struct capture_scratch *s,
 
 	s->ev.stack_len = copied;
 	s->ev.flags |= copy_flags(copied, stack_size);
-}
-
-/* Wake the reader only when the ring is filling up; otherwise it drains
- * on its own poll interval, which saves a wakeup per sample. */
-static __always_inline __u64 wakeup_flag(void)
-{
-	__u64 queued = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-
-	return queued > ringbuf_bytes / 2 ? BPF_RB_FORCE_WAKEUP :
-					    BPF_RB_NO_WAKEUP;
 }
 
 static __always_inline void submit(struct capture_scratch *s)
@@ -526,19 +347,6 @@ static __always_inline void end_phase(struct offcpu_state *st, __u32 tid,
 			ev->stack_len = len;
 	}
 	submit(s);
-}
-
-/* The current task's user registers, saved at kernel entry, into
- * regs[CAPTURE_NREGS]; returns sp. */
-static __always_inline __u64 save_user_regs(__u64 *regs)
-{
-	struct pt_regs *r =
-		(struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-
-	regs[0] = PT_REGS_IP_CORE(r);
-	regs[1] = PT_REGS_SP_CORE(r);
-	regs[2] = PT_REGS_FP_CORE(r);
-	return regs[1];
 }
 
 /*

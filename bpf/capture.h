@@ -40,6 +40,11 @@ enum capture_kind {
 	CAPTURE_KIND_SCHED_DELAY = 4,
 	CAPTURE_KIND_IRQOFF = 5,
 	CAPTURE_KIND_PROBE = 6,
+	CAPTURE_KIND_MEM_VIRT = 7,
+	CAPTURE_KIND_MEM_PHYS = 8,
+	CAPTURE_KIND_MEM_USAGE = 9,
+	CAPTURE_KIND_HEAP_ALLOC = 10,
+	CAPTURE_KIND_HEAP_INUSE = 11,
 };
 
 /* Flags: the same bits as CPA_RAW_* in lib/stream.h. */
@@ -48,13 +53,16 @@ enum capture_kind {
 #define CAPTURE_F_USTACK_FAILED 0x0004
 #define CAPTURE_F_SNAPSHOT_FAILED 0x0008
 #define CAPTURE_F_IN_KERNEL 0x0010
+#define CAPTURE_F_FREE 0x0040		/* weight freed, not allocated */
+#define CAPTURE_F_ESTIMATE 0x0080	/* weight scaled up from sampling */
+#define CAPTURE_F_ALLOC_ID 0x0100	/* alloc_id is set */
 
 /* Drop counters, per CPU: the same numbers as enum cpa_lost_reason. */
 enum capture_drop {
 	DROP_RINGBUF = 1,	/* ring buffer full */
 	DROP_STACK_COPY = 2,	/* user stack snapshot could not be copied */
 	DROP_PROBE_RATE = 3,	/* probe hit over --probe-rate */
-	DROP_STATE_FULL = 4,	/* off-CPU task table full */
+	DROP_STATE_FULL = 4,	/* off-CPU task or --mem usage page table full */
 	DROP_COUNT = 8
 };
 
@@ -72,6 +80,8 @@ struct capture_event {
 	__u16 n_kernel, n_user, n_regs, pad;
 	__u32 stack_len;
 	__u32 pad2;
+	__u64 alloc_id;		/* with CAPTURE_F_ALLOC_ID: the allocation
+				 * a usage-like sample adds or frees */
 	__u64 regs[CAPTURE_NREGS];
 	__u64 kernel_ips[CAPTURE_MAX_FRAMES];
 	__u64 user_ips[CAPTURE_MAX_FRAMES];

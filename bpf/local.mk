@@ -22,3 +22,12 @@ CLEANFILES += bpf/vmlinux.h bpf/*.bpf.o bpf/*.skel.h
 BUILT_SOURCES += bpf/capture.skel.h
 EXTRA_DIST += bpf/capture.bpf.c bpf/capture.h
 bpf/capture.bpf.o: bpf/capture.h
+
+# --mem virt, phys, usage: a BPF object of its own on the main object's
+# ring buffer and filter maps, which both build from shared headers
+BUILT_SOURCES += bpf/mem.skel.h
+EXTRA_DIST += bpf/mem.bpf.c bpf/mem.h bpf/filter.bpf.h bpf/ring.bpf.h \
+	bpf/ustack.bpf.h
+bpf/capture.bpf.o: bpf/filter.bpf.h bpf/ring.bpf.h bpf/ustack.bpf.h
+bpf/mem.bpf.o: bpf/capture.h bpf/mem.h bpf/filter.bpf.h bpf/ring.bpf.h \
+	bpf/ustack.bpf.h

@@ -32,6 +32,15 @@ _Static_assert((int)DROP_RINGBUF == (int)CPA_LOST_RINGBUF &&
 		       (int)DROP_PROBE_RATE == (int)CPA_LOST_PROBE_RATE &&
 		       (int)DROP_STATE_FULL == (int)CPA_LOST_STATE_FULL,
 	       "drop reasons must match the stream's lost reasons");
+_Static_assert(CAPTURE_F_FREE == CPA_FLAG_FREE &&
+		       CAPTURE_F_ESTIMATE == CPA_FLAG_ESTIMATE &&
+		       CAPTURE_F_ALLOC_ID == CPA_RAW_ALLOC_ID,
+	       "flags must match the stream's");
+_Static_assert((int)CAPTURE_KIND_MEM_VIRT == (int)CPA_KIND_MEM_VIRT &&
+		       (int)CAPTURE_KIND_MEM_PHYS == (int)CPA_KIND_MEM_PHYS &&
+		       (int)CAPTURE_KIND_MEM_USAGE == (int)CPA_KIND_MEM_USAGE &&
+		       (int)CAPTURE_KIND_HEAP_INUSE == (int)CPA_KIND_HEAP_INUSE,
+	       "memory kinds must match the stream's");
 _Static_assert((int)CAPTURE_KIND_PROBE == (int)CPA_KIND_PROBE &&
 		       (int)CAPTURE_KIND_IRQOFF == (int)CPA_KIND_IRQOFF &&
 		       (int)CAPTURE_KIND_SCHED_DELAY == (int)CPA_KIND_SCHED_DELAY,
@@ -118,6 +127,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	memcpy(s.regs, ev->regs, 8u * ev->n_regs);
 	s.stack_len = ev->stack_len;
 	s.stack = (const uint8_t *)data + sizeof(*ev);
+	if (ev->flags & CAPTURE_F_ALLOC_ID)
+		s.alloc_id = ev->alloc_id;
 	output_queue_sample(&s);
 	return 0;
 }
@@ -145,6 +156,9 @@ static uint32_t ringbuf_size(void)
 		want = 32u << 20;
 	if (cfg->offcpu && want < (16u << 20))
 		want = 16u << 20;
+	/* a page fault burst sends a sample per page */
+	if (cfg->mem_modes && want < (64u << 20))
+		want = 64u << 20;
 	while (size < want && size < (1u << 30))
 		size <<= 1;
 	return (uint32_t)size;
@@ -413,6 +427,7 @@ static void bpf_stop(void)
 	for (size_t i = 0; i < n_links; i++)
 		bpf_link__destroy(links[i]);
 	n_links = 0;
+	memory_stop();
 	ring_buffer__consume(rb);
 	drain_throttle_rings();
 	if (cfg->offcpu)
@@ -460,7 +475,7 @@ static uint64_t bpf_run_ns(void)
 	       prog_run_ns(skel->progs.sched_wakeup) +
 	       prog_run_ns(skel->progs.sched_exit) +
 	       prog_run_ns(skel->progs.probe_tp) +
-	       prog_run_ns(skel->progs.probe_regs);
+	       prog_run_ns(skel->progs.probe_regs) + memory_run_ns();
 }
 
 static void bpf_print_stats(double seconds)
@@ -471,6 +486,7 @@ static void bpf_print_stats(double seconds)
 	print_prog_stats(skel->progs.sched_wakeup, seconds);
 	print_prog_stats(skel->progs.probe_tp, seconds);
 	print_prog_stats(skel->progs.probe_regs, seconds);
+	memory_print_stats(seconds);
 	if (cfg->irqoff)
 		fprintf(stderr, "%s: IRQ-off gaps ignored as throttled: %llu\n",
 			cpa_progname(), (unsigned long long)irqoff_throttled);
@@ -488,6 +504,7 @@ static void bpf_close(void)
 	n_links = 0;
 	ring_buffer__free(rb);
 	rb = NULL;
+	memory_close();
 	capture_bpf__destroy(skel);
 	skel = NULL;
 	free(drops_seen);
@@ -593,6 +610,16 @@ int bpf_backend_open(const struct capture_config *config,
 			 strerror(-err));
 		goto fail;
 	}
+	struct memory_shared mem = {
+		.events = skel->maps.events, .drops = skel->maps.drops,
+		.pids = skel->maps.pids, .tids = skel->maps.tids,
+		.comms = skel->maps.comms, .cgroups = skel->maps.cgroups,
+		.cpus = skel->maps.cpus,
+		.ringbuf_bytes = skel->rodata->ringbuf_bytes,
+		.ncpus = ncpus, .user_stacks = user,
+	};
+	if (memory_open(cfg, &mem, why, whylen) < 0)
+		goto fail;
 	drops_seen = cpa_calloc((size_t)DROP_COUNT * ncpus, sizeof(uint64_t));
 	drops_now = cpa_calloc((size_t)ncpus, sizeof(uint64_t));
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL,

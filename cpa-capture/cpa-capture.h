@@ -12,6 +12,7 @@
  *   tracking.c      exec, fork, exit and new mappings (perf side-band)
  *   bpf_backend.c   the BPF program: on-CPU, off-CPU, probes, IRQ-off
  *   probes.c        --probe specs, parsed and attached
+ *   memory.c        --mem virt, phys, usage: the memory BPF object
  *   perf_backend.c  on-CPU sampling without BPF
  *   main.c          the poll loop
  */
@@ -95,6 +96,11 @@ struct capture_config {
 	struct probe_spec *probes;
 	size_t n_probes;
 	unsigned probe_rate;
+
+	unsigned mem_modes;		/* MEM_WANT_* bits (bpf/mem.h) */
+	unsigned mem_probability;	/* percent of page events, 1..100 */
+	unsigned mem_stack_size;	/* user stack bytes per memory sample */
+	uint32_t mem_max_pages;		/* --mem usage pages tracked at once */
 
 	bool irqoff;
 	bool stats;
@@ -211,6 +217,26 @@ void probe_check(const struct probe_spec *p, const struct capture_features *f);
 struct bpf_link *probe_attach(const struct probe_spec *p,
 			      struct bpf_program *tp_prog,
 			      struct bpf_program *regs_prog);
+
+/* memory.c: loaded after the main BPF object, on its maps */
+struct bpf_map;
+struct memory_shared {
+	const struct bpf_map *events, *drops;
+	const struct bpf_map *pids, *tids, *comms, *cgroups, *cpus;
+	uint64_t ringbuf_bytes;
+	int ncpus;
+	bool user_stacks;
+};
+/* 0 (also when no memory mode is asked for), or -1 with why (empty when
+ * the error was printed). */
+int memory_open(const struct capture_config *cfg,
+		const struct memory_shared *sh, char *why, size_t whylen);
+void memory_stop(void);
+/* Appends the memory modes to the stream's "mode" meta value. */
+void memory_meta_mode(const struct capture_config *cfg, char *buf, size_t len);
+uint64_t memory_run_ns(void);
+void memory_print_stats(double seconds);
+void memory_close(void);
 
 extern volatile int capture_stop;
 

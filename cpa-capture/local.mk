@@ -14,11 +14,13 @@ cpa_capture_cpa_capture_SOURCES = \
 	cpa-capture/tracking.c \
 	cpa-capture/bpf_backend.c \
 	cpa-capture/probes.c \
+	cpa-capture/memory.c \
 	cpa-capture/perf_backend.c
 cpa_capture_cpa_capture_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 cpa_capture_cpa_capture_LDADD = lib/libcpa.a $(LIBBPF_LIBS) $(LIBELF_LIBS)
 # the loader embeds the BPF object through its skeleton
 cpa-capture/cpa_capture-bpf_backend.$(OBJEXT): bpf/capture.skel.h
+cpa-capture/cpa_capture-memory.$(OBJEXT): bpf/mem.skel.h
 EXTRA_DIST += docs/capture.md
 dist_man1_MANS += docs/man/cpa-capture.1
 
@@ -51,3 +53,12 @@ tests_unit_capture_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-capture
 tests_unit_capture_test_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 tests_unit_capture_test_LDADD = lib/libcpa.a $(LIBBPF_LIBS) $(LIBELF_LIBS)
 TESTS += tests/unit/capture_test
+
+# --mem: memory by allocating stack, against a workload that maps and
+# touches known numbers of bytes from known functions.
+TESTS += tests/bats/mem-capture.bats
+EXTRA_DIST += tests/bats/mem-capture.bats
+check_PROGRAMS += tests/workloads/memory
+tests_workloads_memory_SOURCES = tests/workloads/memory.c \
+	tests/workloads/start.h
+tests_workloads_memory_CFLAGS = $(WL_FP_CFLAGS)

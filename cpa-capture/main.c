@@ -58,6 +58,7 @@ static void write_meta(const struct capture_config *cfg,
 				 "",
 		 cfg->irqoff ? ",irqoff" : "",
 		 cfg->kernel_only ? ",kernel-only" : "");
+	memory_meta_mode(cfg, buf, sizeof(buf));
 	output_meta("mode", buf);
 	output_meta("backend", b->name);
 	output_meta("event", b->event);

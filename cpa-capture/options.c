@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "mem.h"
 #include "cpa-capture.h"
 #include "log.h"
 #include "options.h"
@@ -31,6 +32,10 @@ enum {
 	OPT_FORCE_USER_STACKS,
 	OPT_INCLUDE_IDLE,
 	OPT_RINGBUF_SIZE,
+	OPT_MEM,
+	OPT_MEM_PROBABILITY,
+	OPT_MEM_STACK_SIZE,
+	OPT_MEM_MAX_PAGES,
 };
 
 static const char doc[] =
@@ -40,6 +45,7 @@ static const char doc[] =
 	"  cpa-capture --duration 10 | cpa-unwind | cpa-render > host.svg\n"
 	"  cpa-capture --pid 1234 --offcpu --duration 30s > app.cpa\n"
 	"  cpa-capture --probe tracepoint:syscalls:sys_enter_write --no-oncpu\n"
+	"  cpa-capture --mem usage --no-oncpu --pid 1234 | cpa-unwind --folded\n"
 	"\n"
 	"Sampling runs until --duration ends or SIGINT/SIGTERM; the stream "
 	"then ends with its END record.";
@@ -111,11 +117,28 @@ static const struct argp_option opts[] = {
 	  "report gaps between timer samples over 1.1 periods as IRQ-off "
 	  "time (best effort; uses cpu-clock)", 4 },
 
-	{ NULL, 0, NULL, 0, "Other:", 5 },
+	{ NULL, 0, NULL, 0, "Memory:", 5 },
+	{ "mem", OPT_MEM, "MODE[,MODE]", 0,
+	  "also record memory by allocating stack: virt (bytes of address "
+	  "space mmap, brk and mremap add), phys (bytes of pages user page "
+	  "faults allocate), usage (those pages until they are freed again), "
+	  "malloc (sampled heap allocations); repeatable", 5 },
+	{ "mem-probability", OPT_MEM_PROBABILITY, "PCT", 0,
+	  "record PCT percent of the page events of phys and usage, 1..100 "
+	  "(default 100); weights are scaled up and marked as estimates", 5 },
+	{ "mem-stack-size", OPT_MEM_STACK_SIZE, "BYTES", 0,
+	  "user stack bytes copied per memory sample, for unwinding through "
+	  "libraries without frame pointers: 0 or 64..16K in steps of 64 "
+	  "(default 1K)", 5 },
+	{ "mem-max-pages", OPT_MEM_MAX_PAGES, "N", 0,
+	  "pages --mem usage tracks at once, 1024..64M (default 256K); "
+	  "allocations over it are counted as lost", 5 },
+
+	{ NULL, 0, NULL, 0, "Other:", 6 },
 	{ "stats", OPT_STATS, NULL, 0,
 	  "print samples/s, drops and the BPF programs' run time to stderr "
-	  "at the end", 5 },
-	{ "verbose", 'v', NULL, 0, "print debug messages", 5 },
+	  "at the end", 6 },
+	{ "verbose", 'v', NULL, 0, "print debug messages", 6 },
 	{},
 };
 
@@ -123,6 +146,39 @@ static void add_string(char ***list, size_t *n, const char *s)
 {
 	*list = cpa_realloc(*list, (*n + 1) * sizeof(**list));
 	(*list)[(*n)++] = cpa_strdup(s);
+}
+
+/* --mem virt,phys: each name once or more, nothing else. */
+static unsigned parse_mem_modes(const char *arg)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} modes[] = {
+		{ "virt", MEM_WANT_VIRT },
+		{ "phys", MEM_WANT_PHYS },
+		{ "usage", MEM_WANT_USAGE },
+		{ "malloc", MEM_WANT_MALLOC },
+	};
+	unsigned bits = 0;
+	const char *p = arg;
+
+	for (;;) {
+		size_t len = strcspn(p, ","), i;
+
+		for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+			if (len == strlen(modes[i].name) &&
+			    !strncmp(p, modes[i].name, len))
+				break;
+		if (i == sizeof(modes) / sizeof(modes[0]))
+			cpa_die_usage("invalid --mem '%s': unknown mode '%.*s' "
+				      "(expected virt, phys, usage or malloc, "
+				      "comma-separated)", arg, (int)len, p);
+		bits |= modes[i].bit;
+		if (!p[len])
+			return bits;
+		p += len + 1;
+	}
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -254,6 +310,24 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_PROBE_RATE:
 		cfg->probe_rate = cpa_opt_uint("--probe-rate", arg, 1, 1000000);
 		break;
+	case OPT_MEM:
+		cfg->mem_modes |= parse_mem_modes(arg);
+		break;
+	case OPT_MEM_PROBABILITY:
+		cfg->mem_probability = cpa_opt_uint("--mem-probability", arg, 1,
+						    100);
+		break;
+	case OPT_MEM_STACK_SIZE:
+		v = cpa_opt_size("--mem-stack-size", arg);
+		if (v != 0 && (v < 64 || v > MEM_MAX_STACK || v % 64))
+			cpa_die_usage("invalid --mem-stack-size '%s': expected "
+				      "0 or 64 to 16K in steps of 64", arg);
+		cfg->mem_stack_size = (unsigned)v;
+		break;
+	case OPT_MEM_MAX_PAGES:
+		cfg->mem_max_pages = cpa_opt_uint("--mem-max-pages", arg, 1024,
+						  64u << 20);
+		break;
 	case OPT_IRQOFF:
 		cfg->irqoff = true;
 		break;
@@ -278,7 +352,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 void capture_parse_options(int argc, char **argv, struct capture_config *cfg)
 {
 	static const struct argp_child children[] = {
-		{ &cpa_selfstats_argp, 0, NULL, 5 },
+		{ &cpa_selfstats_argp, 0, NULL, 6 },
 		{ 0 }
 	};
 	static const struct argp argp = {
@@ -293,11 +367,21 @@ void capture_parse_options(int argc, char **argv, struct capture_config *cfg)
 	cfg->offcpu_stack_size = OFFCPU_DEFAULT_STACK;
 	cfg->offcpu_want = OFFCPU_WANT_BLOCKED | OFFCPU_WANT_PREEMPTED |
 			   OFFCPU_WANT_YIELDED | OFFCPU_WANT_DELAY;
+	cfg->mem_probability = 100;
+	cfg->mem_stack_size = MEM_DEFAULT_STACK;
+	cfg->mem_max_pages = MEM_DEFAULT_MAX_PAGES;
 	argp_parse(&argp, argc, argv, 0, NULL, cfg);
 
-	if (cfg->no_oncpu && !cfg->offcpu && !cfg->n_probes)
+	if (cfg->no_oncpu && !cfg->offcpu && !cfg->n_probes && !cfg->mem_modes)
 		cpa_die_usage("--no-oncpu leaves nothing to record: add "
-			      "--offcpu or --probe");
+			      "--offcpu, --probe or --mem");
+	if (cfg->mem_modes & MEM_WANT_MALLOC)
+		cpa_die_usage("--mem malloc: heap profiling is not built into "
+			      "this cpa-capture yet");
+	if (cfg->mem_probability != 100 &&
+	    !(cfg->mem_modes & (MEM_WANT_PHYS | MEM_WANT_USAGE)))
+		cpa_die_usage("--mem-probability samples page events: it needs "
+			      "--mem phys or --mem usage");
 	if (cfg->probe_rate && !cfg->n_probes)
 		cpa_die_usage("--probe-rate needs at least one --probe");
 	if (cfg->irqoff && cfg->no_oncpu)
@@ -355,6 +439,8 @@ bool capture_needs_bpf(const struct capture_config *cfg, const char **why)
 		*why = "--probe";
 	else if (cfg->irqoff)
 		*why = "--irqoff";
+	else if (cfg->mem_modes)
+		*why = "--mem";
 	else if (cfg->n_comms)
 		*why = "--comm";
 	else if (cfg->n_cgroups)

@@ -8,15 +8,6 @@ load capture_helper
 
 raw() { dump "$1" | awk '$1 == "raw"'; }
 
-cap_stop() {
-	local rc=0
-	kill -INT "$(cat "$T/$1.cpid")" 2>/dev/null || true
-	wait "$(cat "$T/$1.cpid")" || rc=$?
-	echo "$rc" > "$T/$1.status"
-}
-
-gone() { ! kill -0 "$1" 2>/dev/null; }
-
 CAPTURES="off1 offsnap offblocked offcpu0 offrq offopen p1 p2 p3 p4 irq"
 
 setup_file() {
@@ -61,11 +52,7 @@ setup_file() {
 }
 
 teardown_file() {
-	local f
-	for f in "$T"/*.bgpid; do
-		[ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null
-	done
-	return 0
+	kill_bg
 }
 
 # hex2dec for awk without strtonum; user addresses fit in a double

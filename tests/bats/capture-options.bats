@@ -155,3 +155,20 @@ bad_value() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"warning: no hardware PMU: sampling the cpu-clock timer"* ]]
 }
+
+@test "capture: invalid --mem values and probabilities exit 2 with one line" {
+	bad_value "unknown mode 'rss'" --mem rss
+	bad_value "unknown mode ''" --mem virt,,phys
+	bad_value "unknown mode ''" --mem ''
+	bad_value "unknown mode 'VIRT'" --mem VIRT
+	bad_value "--mem-probability '0'" --mem phys --mem-probability 0
+	bad_value "--mem-probability '101'" --mem phys --mem-probability 101
+	bad_value "--mem-probability 'half'" --mem phys --mem-probability half
+	bad_value "needs --mem phys or --mem usage" --mem virt --mem-probability 50
+	bad_value "--mem-stack-size '100'" --mem virt --mem-stack-size 100
+	bad_value "--mem-max-pages '10'" --mem usage --mem-max-pages 10
+	bad_value "--mem needs the BPF backend" --mem virt --backend perf
+	run cpa-unwind --max-allocs 0
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--max-allocs '0'"* ]]
+}

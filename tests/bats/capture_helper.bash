@@ -31,3 +31,22 @@ cap_attached() {
 	fi
 	return 1
 }
+
+# cap_stop NAME: SIGINT to capture NAME, its exit status in NAME.status
+cap_stop() {
+	local rc=0
+	kill -INT "$(cat "$T/$1.cpid")" 2>/dev/null || true
+	wait "$(cat "$T/$1.cpid")" || rc=$?
+	echo "$rc" > "$T/$1.status"
+}
+
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# kill_bg: the workloads start_bg started, for teardown_file
+kill_bg() {
+	local f
+	for f in "$T"/*.bgpid; do
+		[ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
+	return 0
+}

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The capture filters (--pid, --tid, --comm, --cgroup, --cpu), shared by
+ * every BPF object of cpa-capture: each object declares the same maps,
+ * and the loader fills the first object's and hands their fds to the
+ * others (bpf_map__reuse_fd), so one set of filters selects for all.
+ * The rodata switches are set per object.
+ */
+#ifndef CPA_BPF_FILTER_H
+#define CPA_BPF_FILTER_H
+
+/* Set by the loader before load: a filter kind not given costs nothing. */
+const volatile bool filter_pid = false;
+const volatile bool filter_tid = false;
+const volatile bool filter_comm = false;
+const volatile bool filter_cgroup = false;
+const volatile bool filter_cpu = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1024);
+} pids SEC(".maps"), tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, __u8);
+	__uint(max_entries, 1024);
+} cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct capture_comm);
+	__type(value, __u8);
+	__uint(max_entries, 256);
+} comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1);		/* possible CPUs, set by the loader */
+} cpus SEC(".maps");
+
+static __always_inline __u64 task_cgroup_id(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+}
+
+/* True when the task's cgroup, or one of its ancestors, was selected. */
+static __always_inline bool cgroup_selected(struct task_struct *t)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
+
+	for (int i = 0; i < 16 && cg; i++) {
+		__u64 id = BPF_CORE_READ(cg, kn, id);
+
+		if (bpf_map_lookup_elem(&cgroups, &id))
+			return true;
+		/* self is the first member of struct cgroup */
+		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
+	}
+	return false;
+}
+
+static __always_inline bool comm_selected(struct task_struct *t)
+{
+	struct capture_comm key = {};
+
+	BPF_CORE_READ_STR_INTO(&key.comm, t, comm);
+	if (bpf_map_lookup_elem(&comms, &key))
+		return true;
+	__builtin_memset(&key, 0, sizeof(key));
+	BPF_CORE_READ_STR_INTO(&key.comm, t, group_leader, comm);
+	return bpf_map_lookup_elem(&comms, &key) != NULL;
+}
+
+/* The filters: each given kind must match (--pid and --comm both given
+ * means both), any value of a kind matches. */
+static __always_inline bool task_selected(struct task_struct *t, __u32 cpu)
+{
+	if (filter_cpu) {
+		__u8 *on = bpf_map_lookup_elem(&cpus, &cpu);
+
+		if (!on || !*on)
+			return false;
+	}
+	if (filter_pid) {
+		__u32 tgid = BPF_CORE_READ(t, tgid);
+
+		if (!bpf_map_lookup_elem(&pids, &tgid))
+			return false;
+	}
+	if (filter_tid) {
+		__u32 tid = BPF_CORE_READ(t, pid);
+
+		if (!bpf_map_lookup_elem(&tids, &tid))
+			return false;
+	}
+	if (filter_comm && !comm_selected(t))
+		return false;
+	if (filter_cgroup && !cgroup_selected(t))
+		return false;
+	return true;
+}
+
+static __always_inline void fill_task(struct capture_event *ev,
+				      struct task_struct *t)
+{
+	ev->pid = BPF_CORE_READ(t, tgid);
+	ev->tid = BPF_CORE_READ(t, pid);
+	ev->cgroup_id = task_cgroup_id(t);
+	BPF_CORE_READ_STR_INTO(&ev->comm, t, comm);
+	BPF_CORE_READ_STR_INTO(&ev->pcomm, t, group_leader, comm);
+}
+
+#endif

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --mem virt,phys,usage: loads bpf/mem.bpf.c through its own skeleton,
+ * on the ring buffer, drop counters and filter maps of the main BPF
+ * object (bpf_backend.c), so its samples reach user space, and are
+ * counted when dropped, exactly as every other sample.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "capture.h"
+#include "cpa-capture.h"
+#include "log.h"
+#include "mem.h"
+#include "mem.skel.h"
+
+static struct mem_bpf *skel;
+static struct bpf_link **links;
+static size_t n_links;
+
+static int reuse(struct bpf_map *ours, const struct bpf_map *theirs)
+{
+	return bpf_map__reuse_fd(ours, bpf_map__fd(theirs));
+}
+
+static int attach(struct bpf_program *p)
+{
+	struct bpf_link *l = bpf_program__attach(p);
+
+	if (!l) {
+		cpa_err("--mem: cannot attach %s: %s", bpf_program__name(p),
+			strerror(errno));
+		return -1;
+	}
+	links = cpa_realloc(links, (n_links + 1) * sizeof(*links));
+	links[n_links++] = l;
+	return 0;
+}
+
+int memory_open(const struct capture_config *cfg,
+		const struct memory_shared *sh, char *why, size_t whylen)
+{
+	unsigned want = cfg->mem_modes;
+	bool pages = want & (MEM_WANT_PHYS | MEM_WANT_USAGE);
+	struct bpf_program *virt[] = { NULL, NULL, NULL, NULL, NULL, NULL };
+	int err;
+
+	if (!(want & (MEM_WANT_VIRT | MEM_WANT_PHYS | MEM_WANT_USAGE)))
+		return 0;
+	skel = mem_bpf__open();
+	if (!skel) {
+		snprintf(why, whylen, "--mem: cannot open the BPF object: %s",
+			 strerror(errno));
+		return -1;
+	}
+	skel->rodata->filter_pid = cfg->n_pids > 0;
+	skel->rodata->filter_tid = cfg->n_tids > 0;
+	skel->rodata->filter_comm = cfg->n_comms > 0;
+	skel->rodata->filter_cgroup = cfg->n_cgroups + cfg->n_containers > 0;
+	skel->rodata->filter_cpu = cfg->have_cpus;
+	skel->rodata->ringbuf_bytes = sh->ringbuf_bytes;
+	skel->rodata->mem_want = want;
+	skel->rodata->mem_user_stacks = sh->user_stacks;
+	skel->rodata->mem_stack_size = sh->user_stacks ? cfg->mem_stack_size : 0;
+	skel->rodata->mem_probability = cfg->mem_probability;
+
+	bpf_map__set_max_entries(skel->maps.mem_scratch,
+				 (uint32_t)sh->ncpus * MEM_SLOT_COUNT);
+	bpf_map__set_max_entries(skel->maps.mem_pages,
+				 want & MEM_WANT_USAGE ? cfg->mem_max_pages : 1);
+	if ((err = reuse(skel->maps.events, sh->events)) ||
+	    (err = reuse(skel->maps.drops, sh->drops)) ||
+	    (err = reuse(skel->maps.pids, sh->pids)) ||
+	    (err = reuse(skel->maps.tids, sh->tids)) ||
+	    (err = reuse(skel->maps.comms, sh->comms)) ||
+	    (err = reuse(skel->maps.cgroups, sh->cgroups)) ||
+	    (err = reuse(skel->maps.cpus, sh->cpus))) {
+		snprintf(why, whylen, "--mem: cannot share the ring buffer and "
+			 "filters: %s", strerror(-err));
+		goto fail;
+	}
+	virt[0] = skel->progs.mmap_enter;
+	virt[1] = skel->progs.mmap_exit;
+	virt[2] = skel->progs.brk_enter;
+	virt[3] = skel->progs.brk_exit;
+	virt[4] = skel->progs.mremap_enter;
+	virt[5] = skel->progs.mremap_exit;
+	for (size_t i = 0; i < 6; i++)
+		bpf_program__set_autoload(virt[i], want & MEM_WANT_VIRT);
+	bpf_program__set_autoload(skel->progs.fault_mark, pages);
+	bpf_program__set_autoload(skel->progs.page_alloc, pages);
+	bpf_program__set_autoload(skel->progs.page_free,
+				  want & MEM_WANT_USAGE);
+	bpf_program__set_autoload(skel->progs.page_free_batched,
+				  want & MEM_WANT_USAGE);
+	err = mem_bpf__load(skel);
+	if (err) {
+		snprintf(why, whylen, "--mem: cannot load the BPF program: %s%s",
+			 strerror(-err),
+			 cpa_verbose() ? "" : " (--verbose shows libbpf's log)");
+		goto fail;
+	}
+	for (size_t i = 0; i < 6; i++)
+		if ((want & MEM_WANT_VIRT) && attach(virt[i]) < 0)
+			goto fail_reported;
+	/* frees first, so no page is allocated unseen by them */
+	if ((want & MEM_WANT_USAGE) &&
+	    (attach(skel->progs.page_free) < 0 ||
+	     attach(skel->progs.page_free_batched) < 0))
+		goto fail_reported;
+	if (pages && (attach(skel->progs.page_alloc) < 0 ||
+		      attach(skel->progs.fault_mark) < 0))
+		goto fail_reported;
+	return 0;
+
+fail_reported:
+	why[0] = 0;
+fail:
+	memory_close();
+	return -1;
+}
+
+void memory_meta_mode(const struct capture_config *cfg, char *buf, size_t len)
+{
+	static const char *const names[] = { "mem-virt", "mem-phys",
+					      "mem-usage", "malloc" };
+
+	for (unsigned i = 0; i < 4; i++) {
+		size_t at = strlen(buf);
+
+		if (cfg->mem_modes & (1u << i))
+			snprintf(buf + at, len - at, "%s%s", at ? "," : "",
+				 names[i]);
+	}
+}
+
+/* Detaches, so nothing more is written to the ring. */
+void memory_stop(void)
+{
+	for (size_t i = 0; i < n_links; i++)
+		bpf_link__destroy(links[i]);
+	n_links = 0;
+}
+
+static uint64_t prog_run_ns(struct bpf_program *p, uint64_t *runs)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	if (!bpf_program__autoload(p) || bpf_program__fd(p) < 0)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+		return 0;
+	if (runs)
+		*runs = info.run_cnt;
+	return info.run_time_ns;
+}
+
+uint64_t memory_run_ns(void)
+{
+	struct bpf_program *p;
+	uint64_t ns = 0;
+
+	if (!skel)
+		return 0;
+	bpf_object__for_each_program(p, skel->obj)
+		ns += prog_run_ns(p, NULL);
+	return ns;
+}
+
+void memory_print_stats(double seconds)
+{
+	struct bpf_program *p;
+
+	if (!skel)
+		return;
+	bpf_object__for_each_program(p, skel->obj) {
+		uint64_t runs = 0, ns = prog_run_ns(p, &runs);
+
+		if (!bpf_program__autoload(p))
+			continue;
+		fprintf(stderr, "%s: bpf %s: %llu runs, %.0f ns/run, %.4f%% of "
+			"one CPU\n", cpa_progname(), bpf_program__name(p),
+			(unsigned long long)runs, runs ? (double)ns / runs : 0.0,
+			seconds > 0 ? 100.0 * ns / (seconds * 1e9) : 0.0);
+	}
+}
+
+void memory_close(void)
+{
+	memory_stop();
+	free(links);
+	links = NULL;
+	mem_bpf__destroy(skel);
+	skel = NULL;
+}
