@@ -276,6 +276,7 @@ struct leaf_entry {
 	struct sample_key key;
 	uint32_t leaf;
 	uint32_t pp;			/* pprof: id in profile.pp_keys */
+	uint32_t group;			/* speedscope: its profile */
 };
 
 struct stream_state {
@@ -290,16 +291,18 @@ struct stream_state {
 	size_t npath, cap_path;
 	uint64_t *freed;		/* leaf node -> bytes freed */
 	size_t cap_freed;
+	uint64_t *pp_freed;		/* pprof key -> bytes freed */
+	size_t cap_pp_freed;
 	struct cpa_buf label;		/* "[tag value]" */
 };
 
 static void make_key(struct sample_key *k, const struct cpa_sample *s,
-		     const struct cpa_labels *l, bool pprof)
+		     const struct cpa_labels *l, bool every)
 {
 	memset(k, 0, sizeof(*k));
 	k->kind = s->kind;
 	k->stack_id = s->stack_id;
-	if (pprof) {	/* every label pprof carries, whichever are drawn */
+	if (every) {	/* pprof's labels, speedscope's tasks */
 		k->comm_id = s->comm_id;
 		k->pid = s->pid;
 		k->tid = s->tid;
@@ -399,24 +402,25 @@ static uint32_t pprof_key(struct profile *p, const struct cpa_dict *d,
 	return id;
 }
 
-/* Leaf node of a sample (whose ids the dictionary has checked); *pp its
- * pprof key when the output is pprof. */
-static uint32_t sample_leaf(struct profile *p, const struct render_opts *o,
-			    struct stream_state *st, const struct cpa_sample *s,
-			    uint32_t *pp)
+/* The leaf entry of a sample (whose ids the dictionary has checked):
+ * its leaf node, and its pprof key or speedscope profile when the output
+ * is one of those. */
+static const struct leaf_entry *sample_leaf(struct profile *p,
+					    const struct render_opts *o,
+					    struct stream_state *st,
+					    const struct cpa_sample *s)
 {
 	struct sample_key k;
 	struct cpa_htab_probe pr;
 	uint32_t id, n;
 	bool pprof = o->format == FORMAT_PPROF;
+	bool speedscope = o->format == FORMAT_SPEEDSCOPE;
 
-	make_key(&k, s, &o->labels, pprof);
+	make_key(&k, s, &o->labels, pprof || speedscope);
 	for (id = cpa_htab_first(&st->leaves, cpa_hash(&k, sizeof(k), 0), &pr);
 	     id; id = cpa_htab_next(&st->leaves, &pr))
-		if (!memcmp(&st->ent[id].key, &k, sizeof(k))) {
-			*pp = st->ent[id].pp;
-			return st->ent[id].leaf;
-		}
+		if (!memcmp(&st->ent[id].key, &k, sizeof(k)))
+			return &st->ent[id];
 
 	const uint32_t *frames = cpa_dict_stack(&st->dict, s->stack_id, &n);
 	st->npath = 0;
@@ -435,12 +439,14 @@ static uint32_t sample_leaf(struct profile *p, const struct render_opts *o,
 		for (size_t i = 0; i < st->npath; i++)
 			node = tree_child(st->tree, node, st->path[i]);
 
-	*pp = pprof ? pprof_key(p, &st->dict, s, node) : 0;
 	CPA_GROW(st->ent, st->cap_ent, st->nent + 2);
 	id = (uint32_t)++st->nent;
-	st->ent[id] = (struct leaf_entry){ k, node, *pp };
+	st->ent[id] = (struct leaf_entry){
+		k, node, pprof ? pprof_key(p, &st->dict, s, node) : 0,
+		speedscope ? speedscope_group(p, o, &st->dict, s) : 0,
+	};
 	cpa_htab_add(&st->leaves, &pr, id);
-	return node;
+	return &st->ent[id];
 }
 
 /* Ids start over after a RESET record: so do the caches by id. */
@@ -459,15 +465,16 @@ static void stream_state_free(struct stream_state *st)
 	free(st->name_of);
 	free(st->path);
 	free(st->freed);
+	free(st->pp_freed);
 	cpa_buf_free(&st->label);
 	cpa_dict_free(&st->dict);
 }
 
 static void push_timed(struct profile *p, uint64_t t, uint64_t w,
-		       uint32_t leaf)
+		       uint32_t leaf, uint32_t group)
 {
 	CPA_GROW(p->timed, p->captimed, p->ntimed + 1);
-	p->timed[p->ntimed++] = (struct timed){ t, w, leaf };
+	p->timed[p->ntimed++] = (struct timed){ t, w, leaf, group };
 }
 
 /*
@@ -515,6 +522,9 @@ static void net_frees(struct profile *p, struct stream_state *st)
 		nd->self = nd->self > st->freed[id] ? nd->self - st->freed[id]
 						    : 0;
 	}
+	for (size_t id = 0; id < st->cap_pp_freed; id++)
+		p->pp_weight[id] = p->pp_weight[id] > st->pp_freed[id] ?
+				   p->pp_weight[id] - st->pp_freed[id] : 0;
 }
 
 /* The sampling frequency gives pprof its period; cpa-query's window
@@ -576,8 +586,8 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 				break;
 			if (s.weight == 0)
 				break;
-			uint32_t pp;
-			uint32_t leaf = sample_leaf(p, o, &st, &s, &pp);
+			const struct leaf_entry *le = sample_leaf(p, o, &st, &s);
+			uint32_t leaf = le->leaf, pp = le->pp, group = le->group;
 			if (unit_check(p, o, &s, leaf, rec.offset, err,
 				       sizeof(err)) < 0)
 				goto bad;
@@ -587,6 +597,11 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 				CPA_GROW_ZERO(st.freed, st.cap_freed,
 					      (size_t)leaf + 1);
 				st.freed[leaf] += s.weight;
+				if (pp) {
+					CPA_GROW_ZERO(st.pp_freed, st.cap_pp_freed,
+						      (size_t)pp + 1);
+					st.pp_freed[pp] += s.weight;
+				}
 				break;	/* the heat map counts allocations */
 			}
 			if (add_weight(p, leaf, s.weight, 0, name, "byte",
@@ -600,7 +615,7 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 			if (s.time_ns > p->end_ns)
 				p->end_ns = s.time_ns;
 			if (keep_time)
-				push_timed(p, s.time_ns, s.weight, leaf);
+				push_timed(p, s.time_ns, s.weight, leaf, group);
 			break;
 		case CPA_REC_LOST:
 			if (cpa_decode_lost(&rec, &l, err, sizeof(err)) < 0)
@@ -710,6 +725,7 @@ void profile_free(struct profile *p)
 	if (p->pp_strings)
 		cpa_strtab_free(p->pp_strings);
 	free(p->pp_weight);
+	speedscope_free(p);
 	memset(p, 0, sizeof(*p));
 }
 

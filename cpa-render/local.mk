@@ -11,7 +11,8 @@ cpa_render_cpa_render_SOURCES = \
 	cpa-render/html.c \
 	cpa-render/text.c \
 	cpa-render/folded_out.c \
-	cpa-render/pprof_out.c
+	cpa-render/pprof_out.c \
+	cpa-render/speedscope.c
 nodist_cpa_render_cpa_render_SOURCES = cpa-render/assets.c
 cpa_render_cpa_render_LDADD = lib/libcpa.a $(ZLIB_LIBS) $(M_LIBS)
 
@@ -34,7 +35,8 @@ TESTS += tests/bats/pprof-labels.bats
 EXTRA_DIST += tests/bats/pprof-labels.bats
 TESTS += tests/bats/render-views.bats
 EXTRA_DIST += tests/bats/render-views.bats tests/browser/hour.test.js \
-	tests/browser/tap.js docs/img/render-html-hour.png
+	tests/browser/tap.js tests/browser/speedscope.test.js \
+	docs/img/render-html-hour.png
 dist_check_DATA += tests/bats/browser_helper.bash
 EXTRA_DIST += tests/bats/render.bats tests/bats/render-browser.bats \
 	tests/data/render/README \
@@ -54,7 +56,7 @@ EXTRA_DIST += tests/bats/render.bats tests/bats/render-browser.bats \
 RENDER_FUZZ_SRCS = cpa-render/input.c cpa-render/tree.c cpa-render/units.c \
 	cpa-render/palette.c cpa-render/xml.c cpa-render/svg.c \
 	cpa-render/html.c cpa-render/text.c cpa-render/folded_out.c \
-	cpa-render/pprof_out.c
+	cpa-render/pprof_out.c cpa-render/speedscope.c
 check_PROGRAMS += tests/fuzz/render_replay
 tests_fuzz_render_replay_SOURCES = tests/fuzz/render_fuzz.c \
 	tests/fuzz/replay.c $(RENDER_FUZZ_SRCS)

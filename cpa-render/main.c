@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cpa-render: folded text or the cpa stream in; a flame graph (SVG),
- * an HTML page with a time heatmap, pprof, a text report or merged folded
- * text out. Runs unprivileged.
+ * an HTML page with a time heatmap, pprof, speedscope, a text report or
+ * merged folded text out. Runs unprivileged.
  */
 #include <argp.h>
 #include <errno.h>
@@ -20,7 +20,7 @@ enum {
 	OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_MINWIDTH,
 	OPT_COLORS, OPT_HASH, OPT_COUNTNAME, OPT_REVERSE, OPT_INVERTED,
 	OPT_FLAMECHART, OPT_NEGATE, OPT_UNIT, OPT_KIND, OPT_LABELS, OPT_TOP,
-	OPT_FREQ, OPT_SKIP_BAD,
+	OPT_FREQ, OPT_SKIP_BAD, OPT_PROFILE_BY,
 };
 
 static const char doc[] =
@@ -30,7 +30,9 @@ static const char doc[] =
 	"Formats: svg (interactive flame graph, the default), html (one "
 	"self-contained page; with stream input a per-second heatmap to pick "
 	"a time range), pprof (gzipped profile.proto), text (top functions "
-	"and call tree), folded (merged, sorted folded text).\n\n"
+	"and call tree), folded (merged, sorted folded text), speedscope "
+	"(speedscope's JSON: a profile per thread or process, evented where "
+	"a live stream gives the samples' times).\n\n"
 	"Examples:\n"
 	"  cpa-query --dir /var/lib/cpa --last 5m | cpa-render > cpu.svg\n"
 	"  perf script | stackcollapse-perf.pl | cpa-render --title perf > p.svg\n"
@@ -38,7 +40,8 @@ static const char doc[] =
 	"Exit status: 0 on success, 1 on bad input, 2 on bad options.";
 
 static const struct argp_option options[] = {
-	{ "format", 'f', "FMT", 0, "svg, html, pprof, text or folded", 0 },
+	{ "format", 'f', "FMT", 0,
+	  "svg, html, pprof, text, folded or speedscope", 0 },
 	{ "output", 'o', "FILE", 0, "write to FILE instead of stdout", 0 },
 	{ "verbose", 'v', NULL, 0, "say more on stderr", 0 },
 	{ NULL, 0, NULL, 0, "Flame graph (svg and html):", 1 },
@@ -77,6 +80,8 @@ static const struct argp_option options[] = {
 	  "skip malformed folded lines, counting them, instead of failing", 2 },
 	{ NULL, 0, NULL, 0, "Text and pprof:", 3 },
 	{ "top", OPT_TOP, "N", 0, "text: rows of the top lists (default 20)", 3 },
+	{ "profile-by", OPT_PROFILE_BY, "thread|process", 0,
+	  "speedscope: a profile per thread (default) or per process", 3 },
 	{ "freq", OPT_FREQ, "HZ", 0,
 	  "pprof: sampling frequency, for CPU time (default from the stream's "
 	  "meta; without it, no CPU time)", 3 },
@@ -95,9 +100,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "pprof")) o->format = FORMAT_PPROF;
 		else if (!strcmp(arg, "text")) o->format = FORMAT_TEXT;
 		else if (!strcmp(arg, "folded")) o->format = FORMAT_FOLDED;
+		else if (!strcmp(arg, "speedscope")) o->format = FORMAT_SPEEDSCOPE;
 		else
 			cpa_die_usage("invalid --format '%s': expected svg, html, "
-				      "pprof, text or folded", arg);
+				      "pprof, text, folded or speedscope", arg);
 		break;
 	case 'o': o->output = arg; break;
 	case 'v': cpa_set_verbose(true); break;
@@ -155,8 +161,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_LABELS:
 		if (cpa_labels_parse(arg, &o->labels, err, sizeof(err)) < 0)
 			cpa_die_usage("invalid --labels '%s': %s", arg, err);
+		o->labels_set = true;
 		break;
 	case OPT_SKIP_BAD: o->skip_bad = true; break;
+	case OPT_PROFILE_BY:
+		if (strcmp(arg, "thread") && strcmp(arg, "process"))
+			cpa_die_usage("invalid --profile-by '%s': expected thread "
+				      "or process", arg);
+		o->by_process = !strcmp(arg, "process");
+		break;
 	case OPT_TOP:
 		o->top = (unsigned)cpa_opt_uint("--top", arg, 1, 1000000);
 		break;
@@ -215,7 +228,14 @@ int main(int argc, char **argv)
 	}
 
 	uint64_t t0 = cpa_now_ns();
-	if (input_read(&p, &o, o.format == FORMAT_HTML) < 0)
+	/* speedscope's profiles are the processes or threads: the process
+	 * name as a root frame would only repeat the profile's name */
+	if (o.format == FORMAT_SPEEDSCOPE && !o.labels_set) {
+		char err[128];
+		cpa_labels_parse("none", &o.labels, err, sizeof(err));
+	}
+	if (input_read(&p, &o, o.format == FORMAT_HTML ||
+			       o.format == FORMAT_SPEEDSCOPE) < 0)
 		return CPA_EXIT_FAILURE;
 	uint64_t t1 = cpa_now_ns();
 	const char *name = o.input ? o.input : "<stdin>";
@@ -254,6 +274,7 @@ int main(int argc, char **argv)
 		case FORMAT_HTML: rc = html_write(f, &p, &o); break;
 		case FORMAT_TEXT: rc = text_write(f, &p, &o); break;
 		case FORMAT_FOLDED: rc = folded_write(f, &p, &o); break;
+		case FORMAT_SPEEDSCOPE: rc = speedscope_write(f, &p, &o); break;
 		default: rc = svg_write(f, &p, &o); break;
 		}
 		if (fflush(f) != 0 || ferror(f)) {

@@ -21,6 +21,7 @@ enum render_format {
 	FORMAT_PPROF,
 	FORMAT_TEXT,
 	FORMAT_FOLDED,
+	FORMAT_SPEEDSCOPE,
 };
 
 struct render_opts {
@@ -47,6 +48,8 @@ struct render_opts {
 	unsigned top;			/* text: rows of the top lists */
 	uint64_t period_ns;		/* pprof: ns per sample, 0 unknown */
 	struct cpa_labels labels;	/* root labels from a stream */
+	bool labels_set;		/* --labels given */
+	bool by_process;		/* speedscope: a profile per process */
 };
 
 /* One sample kept in time order (stream input for --flamechart and html;
@@ -55,6 +58,7 @@ struct timed {
 	uint64_t time_ns;
 	uint64_t weight;
 	uint32_t leaf;			/* node in profile.tree */
+	uint32_t group;			/* speedscope: profile id, 0 none */
 };
 
 struct profile {
@@ -81,6 +85,11 @@ struct profile {
 	size_t cap_pp_weight;
 	struct timed *timed;
 	size_t ntimed, captimed;
+	/* speedscope: a profile per process or thread, ids from 1 */
+	struct speedscope_group *groups;
+	uint32_t ngroups;
+	size_t capgroups;
+	struct cpa_htab *group_index;	/* (pid, tid) -> group id */
 };
 
 /* input.c */
@@ -138,5 +147,11 @@ int html_write(FILE *f, struct profile *p, const struct render_opts *o);
 int text_write(FILE *f, struct profile *p, const struct render_opts *o);
 int folded_write(FILE *f, struct profile *p, const struct render_opts *o);
 int pprof_write(int fd, struct profile *p, const struct render_opts *o);
+int speedscope_write(FILE *f, struct profile *p, const struct render_opts *o);
+
+/* speedscope.c: the profile (process or thread) a stream sample goes to */
+uint32_t speedscope_group(struct profile *p, const struct render_opts *o,
+			  const struct cpa_dict *d, const struct cpa_sample *s);
+void speedscope_free(struct profile *p);
 
 #endif

@@ -83,3 +83,87 @@ hour_history() {
 	grep -q "^start_ms: ${T0}000, cell_ms: 100, col_ms: 1000, cols: 1, rows: 10,$" "$T/f.html"
 	grep -q '^cells: \[2,1,[0-9]*,3\]$' "$T/f.html"
 }
+
+# speedscope_install: speedscope from npm into the build's tests/speedscope
+# (not part of the tree), once; sets SPEEDSCOPE to its page. A registry
+# out of reach is a failure that says so, never a skip.
+speedscope_install() {
+	local dir="$CPA_BUILDDIR/tests/speedscope" version=1.25.0
+	SPEEDSCOPE=$dir/node_modules/speedscope/dist/release/index.html
+	if [ -f "$SPEEDSCOPE" ] &&
+		grep -q "\"version\": \"$version\"" "$dir/node_modules/speedscope/package.json"; then
+		return 0
+	fi
+	if ! command -v npm >/dev/null; then
+		echo "speedscope test: no npm to install speedscope $version with (apt-get install npm)" >&2
+		return 1
+	fi
+	mkdir -p "$dir"
+	if ! npm install --prefix "$dir" --no-audit --no-fund --no-save \
+		--loglevel=error "speedscope@$version" >"$T/npm.log" 2>&1; then
+		echo "speedscope test: npm could not install speedscope $version from $(npm config get registry):" >&2
+		tail -n 5 "$T/npm.log" >&2
+		return 1
+	fi
+	[ -f "$SPEEDSCOPE" ]
+}
+
+@test "speedscope: a profile per thread, evented from a live stream's times; per process, sampled" {
+	cat >"$T/t.desc" <<-EOF
+	meta frequency 100
+	${T0}010000000 oncpu 7 7 0 app app 1 main;run;hot
+	${T0}020000000 oncpu 7 7 0 app app 1 main;run;hot
+	${T0}030000000 oncpu 7 8 1 app worker 1 main;work
+	${T0}040000000 oncpu 7 7 0 app app 1 main;run;cold
+	${T0}050000000 offcpu-blocked 7 7 0 app app 5000000 main;wait
+	EOF
+	"$MKSTREAM" <"$T/t.desc" >"$T/t.cpa"
+	# on CPU: a sample spans the 10 ms period before its time; hot's two
+	# samples are one span; the threads are profiles of their own
+	cpa-render --format speedscope --kind oncpu "$T/t.cpa" >"$T/t.json"
+	cat >"$T/want" <<-'EOF'
+	{"$schema":"https://www.speedscope.app/file-format-schema.json",
+	"exporter":"cpa-render","name":"T.CPA","activeProfileIndex":0,
+	"shared":{"frames":[{"name":"main"},{"name":"run"},{"name":"hot"},{"name":"work"},{"name":"cold"}]},
+	"profiles":[
+	{"type":"evented","name":"app (pid 7, tid 7)","unit":"nanoseconds","startValue":0,"events":[{"type":"O","frame":0,"at":0},{"type":"O","frame":1,"at":0},{"type":"O","frame":2,"at":0},{"type":"C","frame":2,"at":20000000},{"type":"C","frame":1,"at":20000000},{"type":"C","frame":0,"at":20000000},{"type":"O","frame":0,"at":30000000},{"type":"O","frame":1,"at":30000000},{"type":"O","frame":4,"at":30000000},{"type":"C","frame":4,"at":40000000},{"type":"C","frame":1,"at":40000000},{"type":"C","frame":0,"at":40000000}],"endValue":40000000},
+	{"type":"evented","name":"app (pid 7) worker (tid 8)","unit":"nanoseconds","startValue":20000000,"events":[{"type":"O","frame":0,"at":20000000},{"type":"O","frame":3,"at":20000000},{"type":"C","frame":3,"at":30000000},{"type":"C","frame":0,"at":30000000}],"endValue":30000000}]}
+	EOF
+	sed -i "s|T.CPA|$T/t.cpa|" "$T/want"
+	diff "$T/want" "$T/t.json"
+	# a process's threads overlap in time: sampled, in time order
+	cpa-render --format speedscope --kind oncpu --profile-by process \
+		"$T/t.cpa" >"$T/p.json"
+	grep -qx '{"type":"sampled","name":"app (pid 7)","unit":"nanoseconds","samples":\[\[0,1,2\],\[0,3\],\[0,1,4\]\],"weights":\[20000000,10000000,10000000\],"startValue":0,"endValue":40000000}\]}' "$T/p.json"
+	# off CPU: the sample's time ends the interval its weight spans
+	cpa-render --format speedscope --kind offcpu-blocked "$T/t.cpa" >"$T/o.json"
+	grep -q '"frames":\[{"name":"off-CPU blocked"},{"name":"main"},{"name":"wait"}\]' "$T/o.json"
+	grep -q '"startValue":0,"events":\[{"type":"O","frame":0,"at":0},.*{"type":"C","frame":0,"at":5000000}\],"endValue":5000000}' "$T/o.json"
+	# stored windows sum a second: sampled, with root labels if asked
+	cpa-store --dir "$T/store" <"$T/t.cpa"
+	cpa-query --dir "$T/store" --from @$T0 --to @$((T0 + 1)) --kind oncpu \
+		--format stream | cpa-render --format speedscope --labels comm >"$T/s.json"
+	grep -q '{"type":"sampled","name":"app (pid 7, tid 7)","unit":"nanoseconds","samples":\[\[[0-9],[0-9],[0-9],[0-9]\],\[[0-9],[0-9],[0-9],[0-9]\]\],"weights":\[20000000,10000000\]' "$T/s.json"
+	grep -q '{"name":"app"}' "$T/s.json"
+	# folded text: one profile, in samples
+	printf 'main;a 3\nmain;b 2\n' | cpa-render --format speedscope --title t >"$T/f.json"
+	grep -qx '{"type":"sampled","name":"t","unit":"none","samples":\[\[0,1\],\[0,2\]\],"weights":\[3,2\],"startValue":0,"endValue":5}\]}' "$T/f.json"
+	run cpa-render --format speedscope --profile-by cpu "$T/t.cpa"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"invalid --profile-by 'cpu': expected thread or process"* ]]
+}
+
+@test "speedscope: a capture of a two-thread workload opens in speedscope, its frames drawn" {
+	need_browser
+	require_bpf
+	speedscope_install
+	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 30 --threads 1
+	cpa-capture --pid "$WL_PID" --freq 199 --duration 2 2>"$T/cap.err" |
+		cpa-unwind >"$T/c.cpa"
+	cpa-render --format speedscope -o "$T/threads.json" "$T/c.cpa"
+	cpa-render --format speedscope --profile-by process -o "$T/procs.json" "$T/c.cpa"
+	run node "$BROWSER_DIR/speedscope.test.js" "$SPEEDSCOPE" \
+		"$T/threads.json" "$T/procs.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}

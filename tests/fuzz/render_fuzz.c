@@ -29,6 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.inverted = data[0] & 4;
 	o.minwidth_pct = data[0] & 8;
 	o.skip_bad = data[0] & 16;
+	if (data[0] & 64)	/* speedscope keeps tasks apart, by thread */
+		o.format = FORMAT_SPEEDSCOPE;
+	o.by_process = data[0] & 128;
 	if (data[0] & 32) {
 		char err[64];
 		cpa_labels_parse("comm,pid,tid,thread,container,env,cpu",
@@ -59,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					html_write(f, &p, &o);
 					text_write(f, &p, &o);
 					folded_write(f, &p, &o);
+					speedscope_write(f, &p, &o);
 				}
 				fflush(f);
 				pprof_write(fileno(f), &p, &o);
