@@ -175,6 +175,18 @@ weight() {
 	must_fail grep -q 'hot_leaf' <<<"$output"
 }
 
+@test "an unusable --debuginfod-cache: one warning naming it, and unwinding goes on without fetching" {
+	"$WL/selfsnap" --samples 2 >"$T/s.cpa"
+	touch "$T/file"
+	run --separate-stderr env DEBUGINFOD_URLS=http://127.0.0.1:9 \
+		cpa-unwind --folded --debuginfod-cache "$T/file/cache" "$T/s.cpa"
+	[ "$status" -eq 0 ]
+	echo "$stderr"
+	[ "$stderr" = "cpa-unwind: warning: debuginfod cache $T/file/cache: Not a directory; fetching nothing" ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "${lines[0]}" == "selfsnap;"*";main;run;level_a;level_b;snap_leaf 1" ]]
+}
+
 @test "anonymous code: [anon:NAME] where the kernel names the mapping, [anon] otherwise" {
 	# the mapping records cpa-capture's /proc scan writes, on any kernel
 	"$WL/anon_exec" --stream --name cpa-test-code >"$T/named.cpa"
