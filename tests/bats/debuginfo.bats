@@ -91,7 +91,7 @@ weight() {
 	start_server "$(free_port)"
 	start_workload "$T/wl.out" "$B/dbg_chain" --seconds 20
 	cpa-capture --pid "$WL_PID" --duration 2 2>"$T/capture.err" | tee "$T/rec.cpa" |
-		DEBUGINFOD_URLS="$URL" cpa-unwind --folded --stats \
+		DEBUGINFOD_URLS="$URL" cpa-unwind --folded --stats --stats-file "$T/selfstats" \
 			--debuginfod-cache "$T/cache" >"$T/live.folded" 2>"$T/live.stats"
 	head -n 3 "$T/live.folded"
 	tail -n 3 "$T/live.folded"
@@ -102,6 +102,8 @@ weight() {
 	grep -q "^dbg_chain;.*;$CHAIN" <(tail -n 1 "$T/live.folded")
 	[ "$(named_then_unnamed "$T/live.folded")" -eq 0 ]
 	grep -q 'debuginfod .*wanted=1 fetched=1 attempts=1 failures=0 .*renamed=1' "$T/live.stats"
+	grep -qx 'debuginfod_fetched=1' "$T/selfstats"
+	grep -qx 'debuginfod_failures=0' "$T/selfstats"
 	# kept in libdebuginfod's cache, in the directory given
 	cmp "$T/cache/$ID/debuginfo" "$B/srv/dbg_chain.debug"
 	# a recording is unwound as fully as it can be: it waits for the fetch
