@@ -84,11 +84,13 @@ hour_history() {
 	grep -q '^cells: \[2,1,[0-9]*,3\]$' "$T/f.html"
 }
 
-# speedscope_install: speedscope from npm into the build's tests/speedscope
-# (not part of the tree), once; sets SPEEDSCOPE to its page. A registry
-# out of reach is a failure that says so, never a skip.
+# speedscope_install: speedscope from npm into tests/speedscope (ignored
+# by git), once for the plain and the sanitized build, or into the build
+# tree where the source is read-only; sets SPEEDSCOPE to its page. A
+# registry out of reach is a failure that says so, never a skip.
 speedscope_install() {
-	local dir="$CPA_BUILDDIR/tests/speedscope" version=1.25.0
+	local dir="$CPA_SRCDIR/tests/speedscope" version=1.25.0
+	[ -w "$CPA_SRCDIR/tests" ] || dir="$CPA_BUILDDIR/tests/speedscope"
 	SPEEDSCOPE=$dir/node_modules/speedscope/dist/release/index.html
 	if [ -f "$SPEEDSCOPE" ] &&
 		grep -q "\"version\": \"$version\"" "$dir/node_modules/speedscope/package.json"; then
@@ -102,7 +104,8 @@ speedscope_install() {
 	if ! npm install --prefix "$dir" --no-audit --no-fund --no-save \
 		--loglevel=error "speedscope@$version" >"$T/npm.log" 2>&1; then
 		echo "speedscope test: npm could not install speedscope $version from $(npm config get registry):" >&2
-		tail -n 5 "$T/npm.log" >&2
+		grep -E '^npm (error|ERR!) (code|errno|network|request)' "$T/npm.log" >&2 ||
+			tail -n 5 "$T/npm.log" >&2
 		return 1
 	fi
 	[ -f "$SPEEDSCOPE" ]
