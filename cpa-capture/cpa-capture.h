@@ -104,6 +104,7 @@ struct capture_config {
 
 	bool irqoff;
 	bool stats;
+	bool features;	/* --features: print them and exit */
 	struct cpa_selfstats_opts selfstats;	/* --stats-file/-interval */
 };
 
@@ -129,6 +130,8 @@ struct capture_features {
 void capture_probe_features(struct capture_features *f);
 /* kernel.c: true for releases 5.19..6.3 (see docs/capture.md) */
 bool kernel_nofault_hazard(const char *release);
+/* --features: key=value lines on stdout, for programs */
+void capture_print_features(const struct capture_features *f);
 void capture_report_features(const struct capture_features *f,
 			     const char *backend, const char *event);
 

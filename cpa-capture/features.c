@@ -85,3 +85,18 @@ void capture_report_features(const struct capture_features *f,
 		f->kprobes ? "yes" : "no", f->fentry ? "yes" : "no",
 		f->uprobes ? "yes" : "no", backend, event);
 }
+
+void capture_print_features(const struct capture_features *f)
+{
+	/* whether BPF programs load at all: without it only the perf
+	 * backend's on-CPU sampling works */
+	bool bpf = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT,
+					      NULL) > 0;
+
+	printf("kernel=%s\nbpf=%s\nbtf=%s\npmu=%s\nkprobes=%s\n"
+	       "fentry=%s\nuprobes=%s\nuser_stacks=%s\n", f->release,
+	       bpf ? "yes" : "no", f->btf ? "yes" : "no",
+	       f->pmu ? "yes" : "no", f->kprobes ? "yes" : "no",
+	       f->fentry ? "yes" : "no", f->uprobes ? "yes" : "no",
+	       f->nofault_hazard ? "no" : "yes");
+}

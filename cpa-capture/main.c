@@ -176,6 +176,11 @@ int main(int argc, char **argv)
 	setup_signals();
 	cpa_selfstats_init(cfg.selfstats.file, cfg.selfstats.interval_ns);
 	capture_probe_features(&f);
+	if (cfg.features) {
+		capture_print_features(&f);
+		capture_config_free(&cfg);
+		return 0;
+	}
 	/* inputs first: a bad filter or probe fails before anything runs */
 	check_tasks_exist(&cfg);
 	capture_resolve_cgroups(&cfg);

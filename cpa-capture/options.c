@@ -29,6 +29,7 @@ enum {
 	OPT_PROBE_RATE,
 	OPT_IRQOFF,
 	OPT_STATS,
+	OPT_FEATURES,
 	OPT_FORCE_USER_STACKS,
 	OPT_INCLUDE_IDLE,
 	OPT_RINGBUF_SIZE,
@@ -138,6 +139,9 @@ static const struct argp_option opts[] = {
 	{ "stats", OPT_STATS, NULL, 0,
 	  "print samples/s, drops and the BPF programs' run time to stderr "
 	  "at the end", 6 },
+	{ "features", OPT_FEATURES, NULL, 0,
+	  "print what this kernel offers as key=value lines and exit "
+	  "(read by cpa-serve's capabilities)", 6 },
 	{ "verbose", 'v', NULL, 0, "print debug messages", 6 },
 	{},
 };
@@ -333,6 +337,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_STATS:
 		cfg->stats = true;
+		break;
+	case OPT_FEATURES:
+		cfg->features = true;
 		break;
 	case ARGP_KEY_INIT:
 		state->child_inputs[0] = &cfg->selfstats;

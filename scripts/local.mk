@@ -1,7 +1,7 @@
 # scripts/: the `cpa` wrapper, its systemd unit and default config, and the
 # set-up scripts named in the README.
 EXTRA_DIST += scripts/cpa scripts/quickstart scripts/check scripts/install-deps \
-	scripts/install scripts/cpa.service scripts/cpa.conf
+	scripts/install scripts/cpa.service scripts/cpa-serve.service scripts/cpa.conf
 
 cpaconfdir = $(sysconfdir)/cpa
 dist_cpaconf_DATA = scripts/cpa.conf
@@ -12,8 +12,11 @@ install-data-local:
 	$(MKDIR_P) '$(DESTDIR)$(systemdunitdir)'
 	sed -e 's|@bindir[@]|$(bindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
 		$(srcdir)/scripts/cpa.service > '$(DESTDIR)$(systemdunitdir)/cpa.service'
+	sed -e 's|@bindir[@]|$(bindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' \
+		$(srcdir)/scripts/cpa-serve.service > '$(DESTDIR)$(systemdunitdir)/cpa-serve.service'
 uninstall-local:
 	rm -f '$(DESTDIR)$(systemdunitdir)/cpa.service' '$(DESTDIR)$(bindir)/cpa'
+	rm -f '$(DESTDIR)$(systemdunitdir)/cpa-serve.service'
 # cpa is installed with configure's version written in; run from the
 # source tree it asks the tools built next to it instead.
 install-exec-local:

@@ -9,13 +9,15 @@ setup() {
 }
 
 @test "make install puts everything under the prefix, and uninstall removes it" {
-	for t in cpa cpa-capture cpa-unwind cpa-store cpa-query cpa-render; do
+	for t in cpa cpa-capture cpa-unwind cpa-store cpa-query cpa-render cpa-serve; do
 		[ -x "$P/bin/$t" ]
 		[ -f "$P/share/man/man1/$t.1" ]
 	done
 	grep -q '^freq = 49$' "$P/etc/cpa/cpa.conf"
 	unit=$P/lib/systemd/system/cpa.service
 	grep -qx "ExecStart=$P/bin/cpa monitor --config $P/etc/cpa/cpa.conf" "$unit"
+	grep -qx "ExecStart=$P/bin/cpa serve --config $P/etc/cpa/cpa.conf" \
+		"$P/lib/systemd/system/cpa-serve.service"
 	# The installed wrapper finds the installed tools (no build directory
 	# on its PATH) and accepts the installed config, monitor keys and all.
 	mkdir "$BATS_TEST_TMPDIR/empty"
@@ -34,6 +36,9 @@ setup() {
 	# systemd is no build dependency: a host without it may skip this one
 	command -v systemd-analyze >/dev/null || skip "no systemd-analyze on this host"
 	MANPATH=$P/share/man run systemd-analyze verify "$P/lib/systemd/system/cpa.service"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	MANPATH=$P/share/man run systemd-analyze verify "$P/lib/systemd/system/cpa-serve.service"
 	echo "$output"
 	[ "$status" -eq 0 ]
 }

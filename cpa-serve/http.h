@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTTP side: libmicrohttpd's daemon, the routes and the replies. */
+#ifndef CPA_SERVE_HTTP_H
+#define CPA_SERVE_HTTP_H
+
+#include <stddef.h>
+
+struct http_config {
+	const char *listen;		/* ADDR:PORT or [ADDR]:PORT */
+	char *tls_cert, *tls_key;	/* PEM text, or NULL for plain HTTP */
+	const char *store_dir;		/* history: cpa monitor's --dir */
+	const char *capabilities;	/* the capabilities answer, JSON */
+	size_t max_body;
+	unsigned threads;
+};
+
+/* Starts serving; -1 with err when the address cannot be bound. The
+ * port bound (for PORT 0) in *port. */
+int http_start(const struct http_config *c, unsigned *port, char *err,
+	       size_t errlen);
+void http_stop(void);
+
+#endif

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The privileged half of cpa-serve. Forked before the server drops its
+ * capabilities, it keeps them only to start each job's cpa-capture and
+ * cpa-unwind with the split `cpa monitor` uses, and hears nothing but
+ * fixed-size messages on a socket: start a job of this spec, stop it.
+ * It builds every argument itself, so the server cannot make it run
+ * anything else.
+ */
+#ifndef CPA_SERVE_LAUNCHER_H
+#define CPA_SERVE_LAUNCHER_H
+
+#include <stdint.h>
+
+#include "spec.h"
+
+#define JOB_ID_LEN 16
+
+enum launch_op { LAUNCH_START = 1, LAUNCH_STOP, LAUNCH_ENDED };
+
+/* Server to launcher: LAUNCH_START (with two descriptors: the stream
+ * file and the log) and LAUNCH_STOP. Launcher to server: LAUNCH_ENDED. */
+struct launch_msg {
+	uint32_t op;
+	char id[JOB_ID_LEN + 1];
+	struct job_spec spec;
+	int32_t status[2];	/* ENDED: wait statuses of capture, unwind */
+};
+
+/* Forks the launcher; returns the server's end of its socket, or -1.
+ * capture and unwind are the tools' paths. */
+int launcher_start(const char *capture, const char *unwind);
+
+/* Sends a message, with fds[2] when out_fd >= 0. 0 or -1. */
+int launcher_send(int sock, const struct launch_msg *m, int out_fd,
+		  int log_fd);
+/* Reads one message: 1, 0 at the launcher's end, -1 on error. */
+int launcher_recv(int sock, struct launch_msg *m);
+
+#endif

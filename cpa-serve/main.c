@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cpa-serve: profiling jobs and history over HTTP.
+ *
+ * Start-up order is the security model: read the token and the TLS key
+ * while still root, ask cpa-capture what the kernel offers, fork the
+ * launcher (which keeps the capture's capabilities), then drop every
+ * capability before the first HTTP thread exists. The main thread then
+ * only waits for the launcher's reports and for a signal to stop.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "capabilities.h"
+#include "http.h"
+#include "jobs.h"
+#include "launcher.h"
+#include "log.h"
+#include "options.h"
+#include "opts.h"
+#include "privs.h"
+#include "run.h"
+
+static char *read_pem(const char *path)
+{
+	struct cpa_buf b = { 0 };
+	char chunk[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		cpa_die("%s: %s", path, strerror(errno));
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+		if (b.len + (size_t)n > (1u << 20))
+			cpa_die("%s: over 1 MiB, not a PEM file", path);
+		cpa_buf_add(&b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (n < 0)
+		cpa_die("%s: %s", path, strerror(errno));
+	cpa_buf_add(&b, "", 1);
+	return (char *)b.p;
+}
+
+/* The state directory belongs to the user the server becomes. */
+static void own_state_dir(const char *dir, const char *user)
+{
+	struct passwd *pw;
+
+	if (!user || geteuid() != 0)
+		return;
+	pw = getpwnam(user);
+	if (!pw)
+		cpa_die("--user %s: no such user", user);
+	if (mkdir(dir, 0750) && errno != EEXIST)
+		cpa_die("%s: %s", dir, strerror(errno));
+	if (chown(dir, pw->pw_uid, pw->pw_gid))
+		cpa_die("%s: %s", dir, strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	struct serve_opts o;
+	struct http_config hc;
+	char err[512], *caps;
+	sigset_t set;
+	unsigned port;
+	int sock, sfd, status = 0;
+
+	cpa_options_init(argv[0]);
+	serve_parse_options(argc, argv, &o);
+	if (auth_load(o.token_file, err, sizeof(err)))
+		cpa_die("%s", err);
+
+	memset(&hc, 0, sizeof(hc));
+	hc.listen = o.listen;
+	hc.store_dir = o.store_dir;
+	hc.max_body = o.max_body;
+	hc.threads = o.threads;
+	if (o.tls_cert) {
+		hc.tls_cert = read_pem(o.tls_cert);
+		hc.tls_key = read_pem(o.tls_key);
+	}
+	caps = capabilities_probe(&o.limits, err, sizeof(err));
+	if (!caps)
+		cpa_die("%s", err);
+	hc.capabilities = caps;
+
+	/* the launcher's reports and stop signals come to this thread
+	 * only; every thread started later inherits the mask */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0)
+		cpa_die("signalfd: %s", strerror(errno));
+	sock = launcher_start(run_tool("cpa-capture"), run_tool("cpa-unwind"));
+	if (sock < 0)
+		cpa_die("cannot start the job launcher: %s", strerror(errno));
+	own_state_dir(o.state_dir, o.user);
+	if (privs_drop(o.user, err, sizeof(err)))
+		cpa_die("%s", err);
+	if (jobs_init(o.state_dir, sock, &o.limits, err, sizeof(err)))
+		cpa_die("%s", err);
+	if (http_start(&hc, &port, err, sizeof(err)))
+		cpa_die("%s", err);
+	cpa_err("serving on %s (port %u)%s", o.listen, port,
+		o.tls_cert ? " with TLS" : "");
+
+	for (;;) {
+		struct pollfd pf[2] = { { sock, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		struct launch_msg m;
+		int rc;
+
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			cpa_err("poll: %s", strerror(errno));
+			status = CPA_EXIT_FAILURE;
+			break;
+		}
+		if (pf[1].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si))
+				cpa_err("stopping on signal %u", si.ssi_signo);
+			break;
+		}
+		if (pf[0].revents) {
+			rc = launcher_recv(sock, &m);
+			if (rc <= 0) {
+				cpa_err("the job launcher ended");
+				status = CPA_EXIT_FAILURE;
+				break;
+			}
+			jobs_on_launcher(&m);
+		}
+	}
+	http_stop();
+	/* the launcher sees the socket close and stops running jobs; their
+	 * records stay running, and the next start marks them lost */
+	close(sock);
+	close(sfd);
+	jobs_free();
+	auth_free();
+	free(caps);
+	free(hc.tls_cert);
+	free(hc.tls_key);
+	return status;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CPA_SERVE_OPTS_H
+#define CPA_SERVE_OPTS_H
+
+#include <stddef.h>
+
+#include "jobs.h"
+
+struct serve_opts {
+	const char *listen;
+	const char *token_file;
+	const char *state_dir;
+	const char *store_dir;
+	const char *tls_cert, *tls_key;
+	const char *user;
+	struct serve_limits limits;
+	size_t max_body;
+	unsigned threads;
+};
+
+void serve_parse_options(int argc, char **argv, struct serve_opts *o);
+
+#endif

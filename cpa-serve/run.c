@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Child processes of the server. HTTP threads start them, so they are
+ * spawned with posix_spawn (nothing runs between fork and exec in the
+ * threaded parent) and waited for by pid, never by wait(-1), which would
+ * take the launcher's or another thread's child.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "run.h"
+
+extern char **environ;
+
+#define N_TOOLS 4
+static struct {
+	const char *name;
+	char path[PATH_MAX];
+} tools[N_TOOLS];
+static pthread_mutex_t tools_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool executable(const char *p)
+{
+	return access(p, X_OK) == 0;
+}
+
+static void find_tool(const char *name, char *out, size_t outlen)
+{
+	char self[PATH_MAX], *slash, *path, *save = NULL, *dir;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n > 0) {
+		self[n] = 0;
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+			/* installed side by side, or the build tree's
+			 * cpa-serve/ next to cpa-query/ */
+			if ((size_t)snprintf(out, outlen, "%s/%s", self,
+					     name) < outlen && executable(out))
+				return;
+			if ((size_t)snprintf(out, outlen, "%s/../%s/%s", self,
+					     name, name) < outlen &&
+			    executable(out))
+				return;
+		}
+	}
+	path = cpa_strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	for (dir = strtok_r(path, ":", &save); dir;
+	     dir = strtok_r(NULL, ":", &save)) {
+		if ((size_t)snprintf(out, outlen, "%s/%s", dir, name) <
+			    outlen && executable(out)) {
+			free(path);
+			return;
+		}
+	}
+	free(path);
+	snprintf(out, outlen, "%s", name);
+}
+
+const char *run_tool(const char *name)
+{
+	const char *found = name;
+
+	pthread_mutex_lock(&tools_lock);
+	for (int i = 0; i < N_TOOLS; i++) {
+		if (!tools[i].name) {
+			tools[i].name = name;
+			find_tool(name, tools[i].path, sizeof(tools[i].path));
+		}
+		if (!strcmp(tools[i].name, name)) {
+			found = tools[i].path;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&tools_lock);
+	return found;
+}
+
+static int spawn(pid_t *pid, char *const *argv, int in, int out, int err)
+{
+	posix_spawn_file_actions_t fa;
+	int rc;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in, 0);
+	posix_spawn_file_actions_adddup2(&fa, out, 1);
+	posix_spawn_file_actions_adddup2(&fa, err, 2);
+	rc = posix_spawn(pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
+/* Keeps the last non-empty line of what the stages said. */
+static void keep_last_line(struct run_result *r, const char *p, size_t n,
+			   char *line, size_t *line_len)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '\n') {
+			if (*line_len) {
+				memcpy(r->err, line, *line_len);
+				r->err[*line_len] = 0;
+			}
+			*line_len = 0;
+		} else if (*line_len < sizeof(r->err) - 1) {
+			line[(*line_len)++] = p[i];
+		}
+	}
+}
+
+int run_pipeline(char *const *argv1, char *const *argv2, int out_fd,
+		 size_t max, struct run_result *r)
+{
+	int null_fd, opipe[2] = { -1, -1 }, epipe[2], mid[2] = { -1, -1 };
+	pid_t pid[2] = { -1, -1 };
+	char line[sizeof(r->err)];
+	size_t line_len = 0;
+	bool over = false;
+	int rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null_fd < 0 || pipe2(epipe, O_CLOEXEC) ||
+	    (out_fd < 0 && pipe2(opipe, O_CLOEXEC)) ||
+	    (argv2 && pipe2(mid, O_CLOEXEC))) {
+		snprintf(r->err, sizeof(r->err), "pipe: %s", strerror(errno));
+		return -1;	/* only at descriptor exhaustion */
+	}
+	int last_out = out_fd >= 0 ? out_fd : opipe[1];
+
+	rc = spawn(&pid[0], argv1, null_fd, argv2 ? mid[1] : last_out,
+		   epipe[1]);
+	if (!rc && argv2)
+		rc = spawn(&pid[1], argv2, mid[0], last_out, epipe[1]);
+	close(null_fd);
+	close(epipe[1]);
+	if (argv2) {
+		close(mid[0]);
+		close(mid[1]);
+	}
+	if (opipe[1] >= 0)
+		close(opipe[1]);
+	if (rc)
+		snprintf(r->err, sizeof(r->err), "%s: %s",
+			 pid[0] < 0 ? argv1[0] : argv2[0], strerror(rc));
+
+	for (bool eof_out = opipe[0] < 0, eof_err = false; !eof_out || !eof_err;) {
+		struct pollfd pf[2] = { { eof_out ? -1 : opipe[0], POLLIN, 0 },
+					{ eof_err ? -1 : epipe[0], POLLIN, 0 } };
+		char buf[65536];
+		ssize_t n;
+
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[0].revents) {
+			n = read(opipe[0], buf, sizeof(buf));
+			if (n <= 0)
+				eof_out = true;
+			else if (r->out.len + (size_t)n > max)
+				over = true;
+			else
+				cpa_buf_add(&r->out, buf, (size_t)n);
+		}
+		if (pf[1].revents) {
+			n = read(epipe[0], buf, sizeof(buf));
+			if (n <= 0)
+				eof_err = true;
+			else
+				keep_last_line(r, buf, (size_t)n, line,
+					       &line_len);
+		}
+	}
+	if (line_len) {
+		memcpy(r->err, line, line_len);
+		r->err[line_len] = 0;
+	}
+	if (opipe[0] >= 0)
+		close(opipe[0]);
+	close(epipe[0]);
+	for (int i = 0; i < 2; i++) {
+		r->status[i] = 0;
+		if (pid[i] > 0) {
+			while (waitpid(pid[i], &r->status[i], 0) < 0 &&
+			       errno == EINTR)
+				;
+			if (r->status[i] && !rc)
+				rc = -1;
+		}
+	}
+	if (over) {
+		snprintf(r->err, sizeof(r->err), "output over %zu bytes", max);
+		rc = -1;
+	}
+	if (rc && !r->err[0])
+		snprintf(r->err, sizeof(r->err), "%s failed",
+			 r->status[0] ? argv1[0] : argv2[0]);
+	return rc ? -1 : 0;
+}
+
+void run_result_free(struct run_result *r)
+{
+	cpa_buf_free(&r->out);
+}

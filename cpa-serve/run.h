@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The unprivileged tools the server itself runs (cpa-render for a job's
+ * results, cpa-query for history, cpa-capture --features), found next to
+ * cpa-serve as scripts/cpa finds them, and run without a shell.
+ */
+#ifndef CPA_SERVE_RUN_H
+#define CPA_SERVE_RUN_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+/* The path of tool NAME: beside this program, in the build tree, else
+ * the first on PATH. Never NULL (the bare name when nowhere). */
+const char *run_tool(const char *name);
+
+struct run_result {
+	struct cpa_buf out;	/* stdout, unless written to a file */
+	char err[512];		/* the last line a stage wrote on stderr */
+	int status[2];		/* wait statuses */
+};
+
+/*
+ * Runs argv1, piped into argv2 when not NULL, and waits for both. Their
+ * stdout goes to out_fd when >= 0, else into r->out, at most max bytes
+ * (past that the run fails with "output over N bytes"). 0 when every
+ * stage exited 0; -1 with r->err saying why otherwise.
+ */
+int run_pipeline(char *const *argv1, char *const *argv2, int out_fd,
+		 size_t max, struct run_result *r);
+void run_result_free(struct run_result *r);
+
+#endif

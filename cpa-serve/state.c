@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Job records on disk. A record is written to a temporary file, synced,
+ * renamed over the old one and the directory synced, so a crash leaves
+ * the old record or the new one, never half of either.
+ */
+#include <config.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "state.h"
+
+static char jobs_dir[4096];
+
+const char *state_jobs_dir(void)
+{
+	return jobs_dir;
+}
+
+int state_open(const char *state_dir, char *err, size_t errlen)
+{
+	if (mkdir(state_dir, 0750) && errno != EEXIST)
+		return cpa_fail_errno(err, errlen, errno, "%s", state_dir);
+	if ((size_t)snprintf(jobs_dir, sizeof(jobs_dir), "%s/jobs",
+			     state_dir) >= sizeof(jobs_dir) - 64)
+		return cpa_fail(err, errlen, "%s: path too long", state_dir);
+	if (mkdir(jobs_dir, 0750) && errno != EEXIST)
+		return cpa_fail_errno(err, errlen, errno, "%s", jobs_dir);
+	if (access(jobs_dir, W_OK | X_OK))
+		return cpa_fail_errno(err, errlen, errno, "%s", jobs_dir);
+	return 0;
+}
+
+void state_job_dir(const char *id, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s/%s", jobs_dir, id);
+}
+
+int state_make_job_dir(const char *id, char *err, size_t errlen)
+{
+	char dir[4200];
+
+	state_job_dir(id, dir, sizeof(dir));
+	if (mkdir(dir, 0750))
+		return cpa_fail_errno(err, errlen, errno, "%s", dir);
+	return 0;
+}
+
+static void put_time(json_object *o, const char *key, int64_t t)
+{
+	char buf[32];
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!t || !gmtime_r(&tt, &tm)) {
+		json_object_object_add(o, key, NULL);
+		return;
+	}
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_object_add(o, key, json_object_new_string(buf));
+}
+
+json_object *state_job_json(const struct job *j)
+{
+	const struct job_mode *m = &job_modes[j->spec.mode];
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "id", json_object_new_string(j->id));
+	json_object_object_add(o, "type", json_object_new_string(m->type));
+	json_object_object_add(o, "mode", json_object_new_string(m->mode));
+	json_object_object_add(o, "scope",
+			       json_object_new_string(scope_names[j->spec.scope]));
+	if (j->spec.scope == SCOPE_PID)
+		json_object_object_add(o, "pid",
+				       json_object_new_int64(j->spec.pid));
+	if (j->spec.scope == SCOPE_CONTAINER)
+		json_object_object_add(o, "container_id",
+				       json_object_new_string(j->spec.container_id));
+	json_object_object_add(o, "duration_seconds",
+			       json_object_new_int64(j->spec.duration_s));
+	if (m->has_freq)
+		json_object_object_add(o, "freq",
+				       json_object_new_int64(j->spec.freq));
+	json_object_object_add(o, "status",
+			       json_object_new_string(job_status_names[j->status]));
+	if (j->reason[0])
+		json_object_object_add(o, "reason",
+				       json_object_new_string(j->reason));
+	if (j->message[0])
+		json_object_object_add(o, "message",
+				       json_object_new_string(j->message));
+	json_object_object_add(o, "has_result",
+			       json_object_new_boolean(j->has_result));
+	put_time(o, "created_at", j->created);
+	put_time(o, "started_at", j->started);
+	put_time(o, "ended_at", j->ended);
+	return o;
+}
+
+int state_write_atomic(const char *path, const void *data, size_t len,
+		       char *err, size_t errlen)
+{
+	char tmp[4300], dir[4300], *slash;
+	const char *p = data;
+	int fd, dfd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return cpa_fail_errno(err, errlen, errno, "%s", tmp);
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+
+			close(fd);
+			unlink(tmp);
+			return cpa_fail_errno(err, errlen, e, "%s", tmp);
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) || close(fd) || rename(tmp, path)) {
+		int e = errno;
+
+		unlink(tmp);
+		return cpa_fail_errno(err, errlen, e, "%s", path);
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+int state_save(const struct job *j, char *err, size_t errlen)
+{
+	json_object *o = state_job_json(j);
+	char path[4300];
+	const char *text;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s/job.json", jobs_dir, j->id);
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						 JSON_C_TO_STRING_NOSLASHESCAPE);
+	rc = state_write_atomic(path, text, strlen(text), err, errlen);
+	json_object_put(o);
+	return rc;
+}
+
+static const char *get_str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static bool get_int(json_object *o, const char *key, int64_t *out)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_int))
+		return false;
+	*out = json_object_get_int64(v);
+	return true;
+}
+
+static int64_t get_time(json_object *o, const char *key)
+{
+	const char *s = get_str(o, key);
+	struct tm tm;
+	char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!s || !(end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) || *end)
+		return 0;
+	return (int64_t)timegm(&tm);
+}
+
+/* A record back into a job; its fields checked as a body's are. */
+static int read_record(json_object *o, const char *id, struct job *j)
+{
+	const char *type = get_str(o, "type"), *mode = get_str(o, "mode");
+	const char *scope = get_str(o, "scope"), *status = get_str(o, "status");
+	const char *s;
+	json_object *v;
+	int64_t n;
+	int i;
+
+	memset(j, 0, sizeof(*j));
+	s = get_str(o, "id");
+	if (!s || strcmp(s, id) || !type || !mode || !scope || !status)
+		return -1;
+	snprintf(j->id, sizeof(j->id), "%s", id);
+	if ((i = spec_find_mode(type, mode)) < 0)
+		return -1;
+	j->spec.mode = (unsigned)i;
+	if ((i = spec_find_scope(scope)) < 0)
+		return -1;
+	j->spec.scope = (enum job_scope)i;
+	if (j->spec.scope == SCOPE_PID) {
+		if (!get_int(o, "pid", &n) || n < 1 || n > UINT32_MAX)
+			return -1;
+		j->spec.pid = (uint32_t)n;
+	}
+	if (j->spec.scope == SCOPE_CONTAINER) {
+		s = get_str(o, "container_id");
+		if (!s || strlen(s) > SPEC_CONTAINER_ID_MAX)
+			return -1;
+		snprintf(j->spec.container_id, sizeof(j->spec.container_id),
+			 "%s", s);
+	}
+	if (!get_int(o, "duration_seconds", &n) || n < 1 ||
+	    n > SPEC_MAX_DURATION)
+		return -1;
+	j->spec.duration_s = (unsigned)n;
+	j->spec.freq = SPEC_DEFAULT_FREQ;
+	if (get_int(o, "freq", &n) && n >= 1 && n <= SPEC_MAX_FREQ)
+		j->spec.freq = (unsigned)n;
+	for (i = 0; i < N_JOB_STATUS; i++)
+		if (!strcmp(job_status_names[i], status))
+			break;
+	if (i == N_JOB_STATUS)
+		return -1;
+	j->status = (enum job_status)i;
+	if ((s = get_str(o, "reason")))
+		snprintf(j->reason, sizeof(j->reason), "%s", s);
+	if ((s = get_str(o, "message")))
+		snprintf(j->message, sizeof(j->message), "%s", s);
+	j->has_result = json_object_object_get_ex(o, "has_result", &v) &&
+			json_object_get_boolean(v);
+	j->created = get_time(o, "created_at");
+	j->started = get_time(o, "started_at");
+	j->ended = get_time(o, "ended_at");
+	return 0;
+}
+
+bool state_job_id_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n != JOB_ID_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+void state_load(void (*fn)(struct job *j, void *arg), void *arg)
+{
+	DIR *d = opendir(jobs_dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[4400];
+		json_object *o;
+		struct job j;
+
+		if (!state_job_id_valid(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/job.json", jobs_dir,
+			 e->d_name);
+		o = json_object_from_file(path);
+		if (!o || read_record(o, e->d_name, &j)) {
+			cpa_warn("%s: not a job record; job %s skipped", path,
+				 e->d_name);
+			json_object_put(o);
+			continue;
+		}
+		json_object_put(o);
+		fn(&j, arg);
+	}
+	closedir(d);
+}
