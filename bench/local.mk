@@ -12,3 +12,4 @@ bench-programs: bench/workload_fp bench/workload_nofp
 CLEANFILES += bench/workload_fp bench/workload_nofp
 EXTRA_DIST += bench/run
 EXTRA_DIST += bench/offcpu-cost
+EXTRA_DIST += bench/heap-cost

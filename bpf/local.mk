@@ -31,3 +31,9 @@ EXTRA_DIST += bpf/mem.bpf.c bpf/mem.h bpf/filter.bpf.h bpf/ring.bpf.h \
 bpf/capture.bpf.o: bpf/filter.bpf.h bpf/ring.bpf.h bpf/ustack.bpf.h
 bpf/mem.bpf.o: bpf/capture.h bpf/mem.h bpf/filter.bpf.h bpf/ring.bpf.h \
 	bpf/ustack.bpf.h
+
+# --mem malloc: uprobes on the C library's allocator, on the same maps
+BUILT_SOURCES += bpf/heap.skel.h
+EXTRA_DIST += bpf/heap.bpf.c bpf/heap.h
+bpf/heap.bpf.o: bpf/capture.h bpf/heap.h bpf/mem.h bpf/filter.bpf.h \
+	bpf/ring.bpf.h bpf/ustack.bpf.h

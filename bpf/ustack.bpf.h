@@ -67,4 +67,30 @@ static __always_inline __u64 save_user_regs(__u64 *regs)
 	return regs[1];
 }
 
+/* The user half of a sample whose registers are regs (ip, sp, bp): the
+ * frame-pointer chain and, with limit, a copy of limit bytes of stack from
+ * sp into buf (max bytes, a power of two, plus CAPTURE_STACK_SLACK). */
+static __always_inline void user_stack_sample(void *ctx,
+					      struct capture_event *ev,
+					      const __u64 *regs, __u8 *buf,
+					      __u32 max, __u32 limit)
+{
+	long n = bpf_get_stack(ctx, ev->user_ips, sizeof(ev->user_ips),
+			       BPF_F_USER_STACK);
+
+	if (n < 0) {
+		ev->flags |= CAPTURE_F_USTACK_FAILED;
+		n = 0;
+	}
+	ev->n_user = n / 8;
+	ev->regs[0] = regs[0];
+	ev->regs[1] = regs[1];
+	ev->regs[2] = regs[2];
+	ev->n_regs = CAPTURE_NREGS;
+	if (limit) {
+		ev->stack_len = copy_stack_pages(buf, max, regs[1], limit);
+		ev->flags |= copy_flags(ev->stack_len, limit);
+	}
+}
+
 #endif

@@ -129,7 +129,11 @@ static int on_event(void *ctx, void *data, size_t size)
 	s.stack = (const uint8_t *)data + sizeof(*ev);
 	if (ev->flags & CAPTURE_F_ALLOC_ID)
 		s.alloc_id = ev->alloc_id;
-	output_queue_sample(&s);
+	if (ev->kind == CAPTURE_KIND_HEAP_ALLOC ||
+	    ev->kind == CAPTURE_KIND_HEAP_INUSE)
+		heap_queue_sample(&s);	/* sampled sizes, scaled there */
+	else
+		output_queue_sample(&s);
 	return 0;
 }
 
@@ -428,6 +432,7 @@ static void bpf_stop(void)
 		bpf_link__destroy(links[i]);
 	n_links = 0;
 	memory_stop();
+	heap_stop();
 	ring_buffer__consume(rb);
 	drain_throttle_rings();
 	if (cfg->offcpu)
@@ -465,6 +470,36 @@ static uint64_t prog_run_ns(struct bpf_program *p)
 	return info.run_time_ns;
 }
 
+uint64_t capture_prog_ns(struct bpf_program *p)
+{
+	return prog_run_ns(p);
+}
+
+void capture_prog_stats(struct bpf_program *p, double seconds)
+{
+	print_prog_stats(p, seconds);
+}
+
+/* An object loaded beside the main one takes over its ring buffer, drop
+ * counters and filter maps, found by their names. */
+int capture_share_maps(struct bpf_object *obj, const struct memory_shared *sh)
+{
+	const struct bpf_map *theirs[] = { sh->events, sh->drops, sh->pids,
+					   sh->tids, sh->comms, sh->cgroups,
+					   sh->cpus };
+
+	for (size_t i = 0; i < sizeof(theirs) / sizeof(theirs[0]); i++) {
+		struct bpf_map *ours = bpf_object__find_map_by_name(
+			obj, bpf_map__name(theirs[i]));
+		int err = ours ? bpf_map__reuse_fd(ours, bpf_map__fd(theirs[i]))
+			       : -ENOENT;
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static uint64_t bpf_run_ns(void)
 {
 	if (stats_fd < 0)
@@ -475,7 +510,8 @@ static uint64_t bpf_run_ns(void)
 	       prog_run_ns(skel->progs.sched_wakeup) +
 	       prog_run_ns(skel->progs.sched_exit) +
 	       prog_run_ns(skel->progs.probe_tp) +
-	       prog_run_ns(skel->progs.probe_regs) + memory_run_ns();
+	       prog_run_ns(skel->progs.probe_regs) + memory_run_ns() +
+	       heap_run_ns();
 }
 
 static void bpf_print_stats(double seconds)
@@ -487,6 +523,7 @@ static void bpf_print_stats(double seconds)
 	print_prog_stats(skel->progs.probe_tp, seconds);
 	print_prog_stats(skel->progs.probe_regs, seconds);
 	memory_print_stats(seconds);
+	heap_print_stats(seconds);
 	if (cfg->irqoff)
 		fprintf(stderr, "%s: IRQ-off gaps ignored as throttled: %llu\n",
 			cpa_progname(), (unsigned long long)irqoff_throttled);
@@ -505,6 +542,7 @@ static void bpf_close(void)
 	ring_buffer__free(rb);
 	rb = NULL;
 	memory_close();
+	heap_close();
 	capture_bpf__destroy(skel);
 	skel = NULL;
 	free(drops_seen);
@@ -618,7 +656,8 @@ int bpf_backend_open(const struct capture_config *config,
 		.ringbuf_bytes = skel->rodata->ringbuf_bytes,
 		.ncpus = ncpus, .user_stacks = user,
 	};
-	if (memory_open(cfg, &mem, why, whylen) < 0)
+	if (memory_open(cfg, &mem, why, whylen) < 0 ||
+	    heap_open(cfg, &mem, why, whylen) < 0)
 		goto fail;
 	drops_seen = cpa_calloc((size_t)DROP_COUNT * ncpus, sizeof(uint64_t));
 	drops_now = cpa_calloc((size_t)ncpus, sizeof(uint64_t));

@@ -13,6 +13,7 @@
  *   bpf_backend.c   the BPF program: on-CPU, off-CPU, probes, IRQ-off
  *   probes.c        --probe specs, parsed and attached
  *   memory.c        --mem virt, phys, usage: the memory BPF object
+ *   heap.c          --mem malloc: uprobes on the C library's allocator
  *   perf_backend.c  on-CPU sampling without BPF
  *   main.c          the poll loop
  */
@@ -101,6 +102,7 @@ struct capture_config {
 	unsigned mem_probability;	/* percent of page events, 1..100 */
 	unsigned mem_stack_size;	/* user stack bytes per memory sample */
 	uint32_t mem_max_pages;		/* --mem usage pages tracked at once */
+	uint64_t mem_sample_bytes;	/* --mem malloc: mean bytes per sample */
 
 	bool irqoff;
 	bool stats;
@@ -240,6 +242,30 @@ void memory_meta_mode(const struct capture_config *cfg, char *buf, size_t len);
 uint64_t memory_run_ns(void);
 void memory_print_stats(double seconds);
 void memory_close(void);
+
+/* bpf_backend.c: a program's --stats line and its run time so far; the
+ * main object's shared maps, reused by another object before its load
+ * (0 or -errno) */
+struct bpf_program;
+struct bpf_object;
+void capture_prog_stats(struct bpf_program *p, double seconds);
+uint64_t capture_prog_ns(struct bpf_program *p);
+int capture_share_maps(struct bpf_object *obj, const struct memory_shared *sh);
+
+/* heap.c: --mem malloc, loaded like memory.c */
+struct cpa_raw_sample;
+int heap_open(const struct capture_config *cfg,
+	      const struct memory_shared *sh, char *why, size_t whylen);
+/* A new mapping of a selected process: its libc, if that is one, is
+ * probed. */
+void heap_saw_mapping(uint32_t pid, const char *path, size_t len);
+/* Scales a heap sample's weight and queues it (a heap-inuse allocation
+ * also as heap-alloc). */
+void heap_queue_sample(struct cpa_raw_sample *s);
+void heap_stop(void);
+uint64_t heap_run_ns(void);
+void heap_print_stats(double seconds);
+void heap_close(void);
 
 extern volatile int capture_stop;
 

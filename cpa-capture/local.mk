@@ -15,12 +15,14 @@ cpa_capture_cpa_capture_SOURCES = \
 	cpa-capture/bpf_backend.c \
 	cpa-capture/probes.c \
 	cpa-capture/memory.c \
+	cpa-capture/heap.c \
 	cpa-capture/perf_backend.c
 cpa_capture_cpa_capture_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
-cpa_capture_cpa_capture_LDADD = lib/libcpa.a $(LIBBPF_LIBS) $(LIBELF_LIBS)
+cpa_capture_cpa_capture_LDADD = lib/libcpa.a $(LIBBPF_LIBS) $(LIBELF_LIBS) $(M_LIBS)
 # the loader embeds the BPF object through its skeleton
 cpa-capture/cpa_capture-bpf_backend.$(OBJEXT): bpf/capture.skel.h
 cpa-capture/cpa_capture-memory.$(OBJEXT): bpf/mem.skel.h
+cpa-capture/cpa_capture-heap.$(OBJEXT): bpf/heap.skel.h
 EXTRA_DIST += docs/capture.md
 dist_man1_MANS += docs/man/cpa-capture.1
 
@@ -62,3 +64,10 @@ check_PROGRAMS += tests/workloads/memory
 tests_workloads_memory_SOURCES = tests/workloads/memory.c \
 	tests/workloads/start.h
 tests_workloads_memory_CFLAGS = $(WL_FP_CFLAGS)
+
+# --mem malloc: sampled heap profiling against known malloc totals
+TESTS += tests/bats/heap.bats
+EXTRA_DIST += tests/bats/heap.bats
+check_PROGRAMS += tests/workloads/heap
+tests_workloads_heap_SOURCES = tests/workloads/heap.c tests/workloads/start.h
+tests_workloads_heap_CFLAGS = $(WL_FP_CFLAGS)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "capture.h"
+#include "heap.h"
 #include "mem.h"
 #include "cpa-capture.h"
 #include "log.h"
@@ -37,6 +38,7 @@ enum {
 	OPT_MEM_PROBABILITY,
 	OPT_MEM_STACK_SIZE,
 	OPT_MEM_MAX_PAGES,
+	OPT_MEM_SAMPLE_BYTES,
 };
 
 static const char doc[] =
@@ -134,6 +136,9 @@ static const struct argp_option opts[] = {
 	{ "mem-max-pages", OPT_MEM_MAX_PAGES, "N", 0,
 	  "pages --mem usage tracks at once, 1024..64M (default 256K); "
 	  "allocations over it are counted as lost", 5 },
+	{ "mem-sample-bytes", OPT_MEM_SAMPLE_BYTES, "BYTES", 0,
+	  "--mem malloc: one sample per BYTES allocated, on average "
+	  "(default 512K); weights are scaled up and marked as estimates", 5 },
 
 	{ NULL, 0, NULL, 0, "Other:", 6 },
 	{ "stats", OPT_STATS, NULL, 0,
@@ -332,6 +337,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		cfg->mem_max_pages = cpa_opt_uint("--mem-max-pages", arg, 1024,
 						  64u << 20);
 		break;
+	case OPT_MEM_SAMPLE_BYTES:
+		v = cpa_opt_size("--mem-sample-bytes", arg);
+		if (v < 1 || v > (1ull << 40))
+			cpa_die_usage("invalid --mem-sample-bytes '%s': expected "
+				      "1 to 1T bytes", arg);
+		cfg->mem_sample_bytes = v;
+		break;
 	case OPT_IRQOFF:
 		cfg->irqoff = true;
 		break;
@@ -377,14 +389,16 @@ void capture_parse_options(int argc, char **argv, struct capture_config *cfg)
 	cfg->mem_probability = 100;
 	cfg->mem_stack_size = MEM_DEFAULT_STACK;
 	cfg->mem_max_pages = MEM_DEFAULT_MAX_PAGES;
+	cfg->mem_sample_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
 	argp_parse(&argp, argc, argv, 0, NULL, cfg);
 
 	if (cfg->no_oncpu && !cfg->offcpu && !cfg->n_probes && !cfg->mem_modes)
 		cpa_die_usage("--no-oncpu leaves nothing to record: add "
 			      "--offcpu, --probe or --mem");
-	if (cfg->mem_modes & MEM_WANT_MALLOC)
-		cpa_die_usage("--mem malloc: heap profiling is not built into "
-			      "this cpa-capture yet");
+	if (cfg->mem_sample_bytes != HEAP_DEFAULT_SAMPLE_BYTES &&
+	    !(cfg->mem_modes & MEM_WANT_MALLOC))
+		cpa_die_usage("--mem-sample-bytes samples heap allocations: it "
+			      "needs --mem malloc");
 	if (cfg->mem_probability != 100 &&
 	    !(cfg->mem_modes & (MEM_WANT_PHYS | MEM_WANT_USAGE)))
 		cpa_die_usage("--mem-probability samples page events: it needs "

@@ -105,6 +105,7 @@ static void on_mmap2(const struct mmap2_record *r)
 	m.path_len = (uint16_t)strnlen(r->filename,
 				       (size_t)(end - r->filename));
 	output_queue_mmap(&m);
+	heap_saw_mapping(r->pid, m.path, m.path_len);
 }
 
 static void on_record(const struct perf_event_header *h, int cpu, void *arg)

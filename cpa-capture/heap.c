@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --mem malloc: loads bpf/heap.bpf.c on the main BPF object's ring
+ * buffer, drop counters and filter maps (as memory.c loads the page
+ * modes), and attaches its uprobes to the C library each selected
+ * process maps, found through /proc/PID/maps and opened through
+ * /proc/PID/root, so a container's own libc is probed.
+ *
+ * With --pid, each process's libc is probed for that process alone: the
+ * kernel installs the breakpoints in its address space only, and no other
+ * process pays for them. Otherwise each distinct libc file is probed for
+ * every process that maps it, now or later, and the BPF filters choose.
+ *
+ * The BPF side sends sampled sizes; this side scales them: an allocation
+ * of s bytes is sampled with probability 1 - exp(-s/N) (N the mean of the
+ * exponential intervals), so s / (1 - exp(-s/N)) is its unbiased weight.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "capture.h"
+#include "cpa-capture.h"
+#include "heap.h"
+#include "log.h"
+#include "mem.h"
+#include "heap.skel.h"
+
+static const struct capture_config *cfg;
+static struct heap_bpf *skel;
+static struct bpf_link **links;
+static size_t n_links;
+static double mean_bytes;
+
+/* With --pid: the processes probed, each for itself. */
+static int *probed_pids;
+static size_t n_probed_pids;
+
+/* The libc files probed for every process, by device and inode. */
+static struct { dev_t dev; ino_t ino; } *probed;
+static size_t n_probed;
+
+/* The allocator's functions: entry program, return program or NULL. */
+static const struct {
+	const char *func;
+	int entry, exit;	/* index into progs() */
+} funcs[] = {
+	{ "malloc", 0, 6 },
+	{ "calloc", 1, 6 },
+	{ "realloc", 2, 6 },
+	{ "aligned_alloc", 3, 6 },
+	{ "posix_memalign", 4, 7 },
+	{ "free", 5, -1 },
+};
+
+static struct bpf_program *prog(int i)
+{
+	struct bpf_program *p[] = {
+		skel->progs.malloc_enter, skel->progs.calloc_enter,
+		skel->progs.realloc_enter, skel->progs.aligned_alloc_enter,
+		skel->progs.posix_memalign_enter, skel->progs.free_enter,
+		skel->progs.alloc_exit_rc, skel->progs.alloc_exit_memptr,
+	};
+	return p[i];
+}
+
+/* The path of the C library pid maps, as seen from here (through its
+ * root), into buf; false when it maps none. */
+static bool find_libc(int pid, char *buf, size_t len)
+{
+	char path[64], line[4608];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/'), *base;
+
+		if (!file || (!strstr(line, " r-xp ") && !strstr(line, " r--p ")))
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		base = strrchr(file, '/') + 1;
+		/* glibc's libc.so.6 (libc-2.31.so before 2.34), musl's
+		 * libc.musl-x86_64.so.1 or ld-musl (musl's libc is its
+		 * loader) */
+		if (!strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+		    !strncmp(base, "libc.musl", 9) || !strncmp(base, "ld-musl", 7)) {
+			snprintf(buf, len, "/proc/%d/root%s", pid, file);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int attach_one(const char *file, int pid, int i, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = funcs[i].func,
+		    .retprobe = ret);
+	struct bpf_program *p = prog(ret ? funcs[i].exit : funcs[i].entry);
+	struct bpf_link *l = bpf_program__attach_uprobe_opts(p, pid, file, 0,
+							      &opts);
+
+	if (!l)
+		return -errno;
+	links = cpa_realloc(links, (n_links + 1) * sizeof(*links));
+	links[n_links++] = l;
+	return 0;
+}
+
+/* Probes the allocator of the libc at file, for pid (-1: every process
+ * mapping it). 0, or -1 when not even malloc and free could be probed. */
+static int attach_libc(const char *file, int pid)
+{
+	int got = 0;
+
+	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
+		int err = attach_one(file, pid, (int)i, false);
+
+		if (!err && funcs[i].exit >= 0)
+			err = attach_one(file, pid, (int)i, true);
+		if (err) {
+			cpa_debug("--mem malloc: %s in %s: %s", funcs[i].func,
+				  file, strerror(-err));
+			continue;
+		}
+		got |= !strcmp(funcs[i].func, "malloc") ? 1 :
+		       !strcmp(funcs[i].func, "free") ? 2 : 0;
+	}
+	if (got != 3) {
+		cpa_warn("--mem malloc: cannot probe malloc and free in %s",
+			 file);
+		return -1;
+	}
+	cpa_debug("--mem malloc: probing %s for %s", file,
+		  pid < 0 ? "every process" : "one process");
+	return 0;
+}
+
+/* Probes the libc of pid for pid alone (with --pid), else once per
+ * libc file for every process. */
+static void probe_process(int pid)
+{
+	char file[4200];
+	struct stat st;
+
+	if (!find_libc(pid, file, sizeof(file)) || stat(file, &st) < 0)
+		return;
+	if (cfg->n_pids) {
+		for (size_t i = 0; i < n_probed_pids; i++)
+			if (probed_pids[i] == pid)
+				return;
+		probed_pids = cpa_realloc(probed_pids, (n_probed_pids + 1) *
+					  sizeof(*probed_pids));
+		probed_pids[n_probed_pids++] = pid;
+		attach_libc(file, pid);
+		return;
+	}
+	for (size_t i = 0; i < n_probed; i++)
+		if (probed[i].dev == st.st_dev && probed[i].ino == st.st_ino)
+			return;
+	probed = cpa_realloc(probed, (n_probed + 1) * sizeof(*probed));
+	probed[n_probed].dev = st.st_dev;
+	probed[n_probed].ino = st.st_ino;
+	n_probed++;
+	attach_libc(file, -1);
+}
+
+void heap_saw_mapping(uint32_t pid, const char *path, size_t len)
+{
+	const char *base = path;
+
+	if (!skel)
+		return;
+	for (size_t i = 0; i < len; i++)
+		if (path[i] == '/')
+			base = path + i + 1;
+	len -= (size_t)(base - path);
+	if ((len >= 7 && !memcmp(base, "libc.so", 7)) ||
+	    (len >= 5 && !memcmp(base, "libc-", 5)) ||
+	    (len >= 9 && !memcmp(base, "libc.musl", 9)) ||
+	    (len >= 7 && !memcmp(base, "ld-musl", 7)))
+		probe_process((int)pid);
+}
+
+/* Every selected process running now: with --pid those, else all of
+ * /proc (the BPF filters select among them). */
+static void probe_running(void)
+{
+	if (cfg->n_pids) {
+		for (size_t i = 0; i < cfg->n_pids; i++)
+			probe_process((int)cfg->pids[i]);
+		return;
+	}
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		if (capture_process_selected(cfg, (uint32_t)pid))
+			probe_process((int)pid);
+	}
+	closedir(d);
+}
+
+/* Quantiles (i + 0.5) / steps of the exponential distribution of mean
+ * bytes: the intervals the BPF side draws from. */
+static void fill_intervals(volatile __u64 *out, double bytes)
+{
+	for (int i = 0; i < HEAP_INTERVAL_STEPS; i++) {
+		double u = (i + 0.5) / HEAP_INTERVAL_STEPS;
+		double v = -log(u) * bytes;
+
+		out[i] = v < 1 ? 1 : (__u64)v;
+	}
+}
+
+int heap_open(const struct capture_config *c, const struct memory_shared *sh,
+	      char *why, size_t whylen)
+{
+	int err;
+
+	if (!(c->mem_modes & MEM_WANT_MALLOC))
+		return 0;
+	cfg = c;
+	mean_bytes = (double)c->mem_sample_bytes;
+	skel = heap_bpf__open();
+	if (!skel) {
+		snprintf(why, whylen, "--mem malloc: cannot open the BPF "
+			 "object: %s", strerror(errno));
+		return -1;
+	}
+	skel->rodata->filter_pid = c->n_pids > 0;
+	skel->rodata->filter_tid = c->n_tids > 0;
+	skel->rodata->filter_comm = c->n_comms > 0;
+	skel->rodata->filter_cgroup = c->n_cgroups + c->n_containers > 0;
+	skel->rodata->filter_cpu = c->have_cpus;
+	skel->rodata->ringbuf_bytes = sh->ringbuf_bytes;
+	skel->rodata->heap_user_stacks = sh->user_stacks;
+	skel->rodata->heap_stack_size = sh->user_stacks ? c->mem_stack_size : 0;
+	fill_intervals(skel->rodata->heap_interval, mean_bytes);
+	bpf_map__set_max_entries(skel->maps.heap_scratch, (uint32_t)sh->ncpus);
+	if ((err = capture_share_maps(skel->obj, sh))) {
+		snprintf(why, whylen, "--mem malloc: cannot share the ring "
+			 "buffer and filters: %s", strerror(-err));
+		goto fail;
+	}
+	err = heap_bpf__load(skel);
+	if (err) {
+		snprintf(why, whylen, "--mem malloc: cannot load the BPF "
+			 "program: %s%s", strerror(-err),
+			 cpa_verbose() ? "" : " (--verbose shows libbpf's log)");
+		goto fail;
+	}
+	/* before the first block: no process ends unseen holding one */
+	struct bpf_link *l = bpf_program__attach(skel->progs.heap_exit);
+	if (!l) {
+		snprintf(why, whylen, "--mem malloc: cannot attach heap_exit "
+			 "to its raw tracepoint: %s", strerror(errno));
+		goto fail;
+	}
+	links = cpa_realloc(links, (n_links + 1) * sizeof(*links));
+	links[n_links++] = l;
+	probe_running();
+	return 0;
+fail:
+	heap_close();
+	return -1;
+}
+
+/* The unbiased weight of a sampled block of size bytes. */
+static uint64_t scaled(uint64_t size)
+{
+	double p = -expm1(-(double)size / mean_bytes);
+
+	return p > 0 ? (uint64_t)llround((double)size / p) : size;
+}
+
+void heap_queue_sample(struct cpa_raw_sample *s)
+{
+	s->weight = scaled(s->weight);
+	if (s->kind == CPA_KIND_HEAP_INUSE && !(s->flags & CPA_FLAG_FREE)) {
+		/* the allocation, once as allocated bytes */
+		struct cpa_raw_sample a = *s;
+
+		a.kind = CPA_KIND_HEAP_ALLOC;
+		a.flags &= (uint16_t)~CPA_RAW_ALLOC_ID;
+		a.alloc_id = 0;
+		output_queue_sample(&a);
+	}
+	output_queue_sample(s);
+}
+
+/* Detaches, so nothing more is written to the ring. */
+void heap_stop(void)
+{
+	for (size_t i = 0; i < n_links; i++)
+		bpf_link__destroy(links[i]);
+	n_links = 0;
+}
+
+uint64_t heap_run_ns(void)
+{
+	struct bpf_program *p;
+	uint64_t ns = 0;
+
+	if (!skel)
+		return 0;
+	bpf_object__for_each_program(p, skel->obj)
+		ns += capture_prog_ns(p);
+	return ns;
+}
+
+void heap_print_stats(double seconds)
+{
+	struct bpf_program *p;
+
+	if (!skel)
+		return;
+	bpf_object__for_each_program(p, skel->obj)
+		capture_prog_stats(p, seconds);
+}
+
+void heap_close(void)
+{
+	heap_stop();
+	free(links);
+	links = NULL;
+	free(probed);
+	probed = NULL;
+	n_probed = 0;
+	free(probed_pids);
+	probed_pids = NULL;
+	n_probed_pids = 0;
+	heap_bpf__destroy(skel);
+	skel = NULL;
+}
