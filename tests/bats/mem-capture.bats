@@ -11,6 +11,7 @@ load capture_helper
 MiB=1048576
 
 done_line() { grep -q '^done$' "$T/$1.out"; }
+later_than() { [ "$(date +%s)" -ge "$1" ]; }
 
 # NAME.folded: the capture through cpa-unwind, one line per sample, and
 # NAME.dump: its records as text, both written once in setup_file
@@ -63,8 +64,11 @@ setup_file() {
 	for x in virt virtcomm phys prob usage; do
 		wait_for 60 done_line $x
 	done
-	# usage while the memory is still held, then after the exit
+	# usage while the memory is still held, then after the exit; the
+	# exit starts two seconds later, so a second holds only what was held
+	date +%s > "$T/held.s"
 	cap_stop live
+	wait_for 5 later_than $(( $(cat "$T/held.s") + 2 ))
 	kill -USR1 "$v" "$c" "$p" "$q" "$u"
 	for x in $v $c $p $q $u; do
 		wait_for 60 gone $x
@@ -74,6 +78,8 @@ setup_file() {
 		cpa-unwind --folded < "$T/$x.cpa" > "$T/$x.folded"
 		dump $x > "$T/$x.dump"
 	done
+	# the whole life of the usage workload through the store
+	cpa-unwind < "$T/exited.cpa" | cpa-store --dir "$T/store"
 }
 
 teardown_file() {
@@ -168,4 +174,28 @@ teardown_file() {
 	cpa-unwind --max-allocs 100 < "$T/exited.cpa" > "$T/evict.sym"
 	"$CPA_BUILDDIR/tests/tools/cpa-dump" < "$T/evict.sym" > "$T/evict.dump"
 	[ "$(count "$T/evict.dump" '^lost .*reason=alloc-table')" -gt 0 ]
+}
+
+# query_under FRAME ARGS...: cpa-query --kind mem-usage's bytes under FRAME
+query_under() {
+	local f=$1; shift
+	cpa-query --dir "$T/store" --kind mem-usage "$@" > "$T/query.out"
+	cat "$T/query.out"
+	awk -v f=";$f;" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s) }
+		index(s ";", f) { t += n } END { printf "%.0f\n", t }' "$T/query.out"
+}
+
+@test "mem usage: through the store, cpa-query answers what was resident at --to, and nothing after the exit" {
+	local held leak churn after
+	held=$(( $(cat "$T/held.s") + 1 ))
+	leak=$(query_under leak_path --to "@$held" | tail -n 1)
+	churn=$(query_under churn_path --to "@$held" | tail -n 1)
+	echo "at $held: leak_path $leak churn_path $churn"
+	[ "$leak" -ge $((16 * MiB * 95 / 100)) ]
+	[ "$leak" -le $((16 * MiB * 105 / 100)) ]
+	[ "$churn" -lt $((8 * MiB * 5 / 100)) ]
+	# at the end of the store, after the exit: nothing is held
+	after=$(query_under main | tail -n 1)
+	[ "$after" -eq 0 ]
+	[ "$(count "$T/query.out" .)" -eq 0 ]
 }
