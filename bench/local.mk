@@ -13,3 +13,4 @@ CLEANFILES += bench/workload_fp bench/workload_nofp
 EXTRA_DIST += bench/run
 EXTRA_DIST += bench/offcpu-cost
 EXTRA_DIST += bench/heap-cost
+EXTRA_DIST += bench/mem-cost

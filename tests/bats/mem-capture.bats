@@ -10,7 +10,7 @@ load capture_helper
 
 MiB=1048576
 
-done_line() { grep -q '^done$' "$T/$1.out"; }
+done_line() { grep -q '^done ' "$T/$1.out"; }
 later_than() { [ "$(date +%s)" -ge "$1" ]; }
 
 # NAME.folded: the capture through cpa-unwind, one line per sample, and

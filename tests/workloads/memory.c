@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "start.h"
@@ -126,6 +127,8 @@ static size_t size_arg(const char *s)
 int main(int argc, char **argv)
 {
 	size_t virt = 0, brk = 0, remap = 0, touch = 0, leak = 0, churn = 0;
+	long repeat = 1;
+	struct timespec t0, t1;
 
 	page = sysconf(_SC_PAGESIZE);
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -135,6 +138,8 @@ int main(int argc, char **argv)
 			brk = size_arg(argv[i + 1]);
 		else if (!strcmp(argv[i], "--remap"))
 			remap = size_arg(argv[i + 1]);
+		else if (!strcmp(argv[i], "--repeat"))
+			repeat = atol(argv[i + 1]);
 		else if (!strcmp(argv[i], "--name"))
 			prctl(PR_SET_NAME, argv[i + 1]);
 		else if (!strcmp(argv[i], "--touch"))
@@ -150,19 +155,24 @@ int main(int argc, char **argv)
 		}
 	}
 	wait_for_start();
-	if (virt)
-		map_region(virt);
-	if (brk)
-		grow_heap(brk);
-	if (remap)
-		grow_mapping(remap);
-	if (touch)
-		touch_pages(touch);
-	if (leak)
-		leak_path(leak);
-	if (churn)
-		churn_path(churn);
-	printf("done\n");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long r = 0; r < repeat; r++) {
+		if (virt)
+			map_region(virt);
+		if (brk)
+			grow_heap(brk);
+		if (remap)
+			grow_mapping(remap);
+		if (touch)
+			touch_pages(touch);
+		if (leak)
+			leak_path(leak);
+		if (churn)
+			churn_path(churn);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("done %lld\n", (long long)(t1.tv_sec - t0.tv_sec) * 1000000000 +
+				(t1.tv_nsec - t0.tv_nsec));
 	fflush(stdout);
 	wait_for_start();
 	return 0;
