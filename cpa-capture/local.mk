@@ -23,7 +23,7 @@ cpa_capture_cpa_capture_LDADD = lib/libcpa.a $(LIBBPF_LIBS) $(LIBELF_LIBS) $(M_L
 cpa-capture/cpa_capture-bpf_backend.$(OBJEXT): bpf/capture.skel.h
 cpa-capture/cpa_capture-memory.$(OBJEXT): bpf/mem.skel.h
 cpa-capture/cpa_capture-heap.$(OBJEXT): bpf/heap.skel.h
-EXTRA_DIST += docs/capture.md
+EXTRA_DIST += docs/capture.md docs/img/mem-usage.png
 dist_man1_MANS += docs/man/cpa-capture.1
 
 # Tests: real BPF capture against workloads with known behaviour.
