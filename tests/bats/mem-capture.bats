@@ -105,6 +105,7 @@ teardown_file() {
 }
 
 @test "mem virt: --comm selects the process by its name" {
+	grep '^memory virtual;' "$T/virtcomm.folded"
 	[ "$(sum_under virtcomm "memory virtual" map_region)" -eq $((2 * MiB)) ]
 	# the other workloads (named memory) are not in it
 	[ "$(count "$T/virtcomm.folded" '^memory virtual;memory;')" -eq 0 ]
