@@ -45,25 +45,35 @@ static struct mapping *mapping_of(struct unwinder *u, struct proc *p,
 static uint32_t jit_frame(struct unwinder *u, struct proc *p, uint64_t pc,
 			  const char **raw)
 {
-	if (perfmap_refresh(&p->jit, p->pid, u->now_ns) < 0)
-		return 0;
-	long i = symtab_lookup(&p->jit.syms, pc);
+	long i = perfmap_refresh(&p->jit, p->pid, u->now_ns) == 0
+			 ? symtab_lookup(&p->jit.syms, pc)
+			 : -1;
+	/* a JVM writes its map when asked, and again when it has compiled
+	 * more */
+	if (i < 0 && jvm_map_missed(u->jvm, p, u->now_ns,
+				    u->opts.load_wait_ns)) {
+		jvm_attacher_poll(u->jvm, u->procs, u->now_ns);
+		if (perfmap_refresh(&p->jit, p->pid, u->now_ns) == 0)
+			i = symtab_lookup(&p->jit.syms, pc);
+	}
 	if (i < 0)
 		return 0;
 	u->st.jit_frames++;
+	const char *name = symtab_name(&p->jit.syms, i);
 	if (raw)
-		*raw = symtab_name(&p->jit.syms, i);
+		*raw = name;
+	size_t len = strlen(name);
+	if (jvm_is_jvm(p))
+		len = jvm_method_name(name, len, &name);
 	char buf[512];
-	int n = snprintf(buf, sizeof(buf), "%s", symtab_name(&p->jit.syms, i));
-	if (n < 0)
-		return 0;
-	if ((size_t)n > sizeof(buf) - 5)
-		n = sizeof(buf) - 5;
-	for (int k = 0; k < n; k++)
+	if (len > sizeof(buf) - 5)
+		len = sizeof(buf) - 5;
+	memcpy(buf, name, len);
+	for (size_t k = 0; k < len; k++)
 		if (buf[k] == ';' || buf[k] == '\n')
 			buf[k] = '_';
-	memcpy(buf + n, "_[j]", 5);
-	return output_string(u->out, buf, (size_t)n + 4);
+	memcpy(buf + len, "_[j]", 5);
+	return output_string(u->out, buf, len + 4);
 }
 
 /* Whether the kernel named the anonymous mapping m ("[anon:NAME]",

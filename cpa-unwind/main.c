@@ -44,6 +44,8 @@ enum {
 	OPT_DEBUG_DIR,
 	OPT_NO_DEBUGINFOD,
 	OPT_DEBUGINFOD_CACHE,
+	OPT_JAVA_ATTACH,
+	OPT_NO_JAVA_ATTACH,
 };
 
 struct args {
@@ -55,6 +57,7 @@ struct args {
 	bool load_wait_set;	/* --load-wait given */
 	bool no_debuginfod;
 	const char *debuginfod_cache;
+	int java_attach;	/* -1 unset, else --[no-]java-attach */
 };
 
 static const char doc[] =
@@ -85,6 +88,12 @@ static const struct argp_option options[] = {
 	{ "inline", OPT_INLINE, NULL, 0,
 	  "Add functions inlined at each PC, from DWARF debug info, as "
 	  "name_[i] frames (slower: see docs/unwinding.md)", 0 },
+	{ "java-attach", OPT_JAVA_ATTACH, NULL, 0,
+	  "Ask each JVM sampled in JIT code its perf map doesn't cover to "
+	  "write it (jcmd Compiler.perfmap over HotSpot's attach protocol; "
+	  "default when the input is a pipe, not a file)", 0 },
+	{ "no-java-attach", OPT_NO_JAVA_ATTACH, NULL, 0,
+	  "Never attach to a JVM: only maps it writes itself are read", 0 },
 	{ "go-short-names", OPT_GO_SHORT, NULL, 0,
 	  "Shorten Go import paths (github.com/x/pkg.F -> pkg.F)", 0 },
 	{ "env", OPT_ENV, "KEY[,KEY...]", 0,
@@ -153,6 +162,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_INLINE:
 		a->u.inline_frames = true;
+		break;
+	case OPT_JAVA_ATTACH:
+	case OPT_NO_JAVA_ATTACH:
+		a->java_attach = key == OPT_JAVA_ATTACH;
 		break;
 	case OPT_GO_SHORT:
 		a->u.names.go_short = true;
@@ -263,6 +276,7 @@ int main(int argc, char **argv)
 			.max_allocs = 1u << 20,
 			.max_dict = 64ull << 20,
 		},
+		.java_attach = -1,
 	};
 	cpa_options_init(argv[0]);
 	cpa_labels_default(&a.labels);
@@ -276,8 +290,11 @@ int main(int argc, char **argv)
 	 * every time: only a live stream (a pipe) has samples to keep
 	 * flowing while objects load. */
 	struct stat in_st;
-	if (!a.load_wait_set && fstat(fd, &in_st) == 0 && S_ISREG(in_st.st_mode))
+	bool recording = fstat(fd, &in_st) == 0 && S_ISREG(in_st.st_mode);
+	if (!a.load_wait_set && recording)
 		a.u.load_wait_ns = LOAD_WAIT_FOREVER;
+	/* A recording's pids may be other processes by now. */
+	a.u.java_attach = a.java_attach < 0 ? !recording : a.java_attach;
 
 	/* Debug files from DEBUGINFOD_URLS: fetched in the background, or,
 	 * for a recording, waited for like its objects. */

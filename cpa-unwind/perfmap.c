@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jvmattach.h"
 #include "perfmap.h"
 #include "safeopen.h"
 
@@ -77,32 +78,6 @@ long perfmap_parse(struct perfmap *m, const char *buf, size_t len, char *err,
 	return m->syms.n;
 }
 
-/* The pid the process has in its own pid namespace (last NSpid field). */
-static uint32_t ns_pid(uint32_t pid)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	FILE *f = fopen(path, "re");
-	uint32_t nspid = pid;
-	if (!f)
-		return pid;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		char *s = line + 6, *e;
-		for (;;) {
-			unsigned long v = strtoul(s, &e, 10);
-			if (e == s)
-				break;
-			nspid = (uint32_t)v;
-			s = e;
-		}
-		break;
-	}
-	fclose(f);
-	return nspid;
-}
-
 int perfmap_refresh(struct perfmap *m, uint32_t pid, uint64_t now_ns)
 {
 	if (m->tried && now_ns - m->checked_ns < NS_PER_SEC)
@@ -116,7 +91,8 @@ int perfmap_refresh(struct perfmap *m, uint32_t pid, uint64_t now_ns)
 	char path[64];
 	struct stat st;
 	int rootfd;
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", ns_pid(pid));
+	uint32_t nspid = cpa_ns_pid(pid);
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", nspid ? nspid : pid);
 	int fd = safeopen_in_proc_root(pid, path, 0, &st, &rootfd);
 	if (fd >= 0) {
 		close(rootfd);
@@ -127,7 +103,11 @@ int perfmap_refresh(struct perfmap *m, uint32_t pid, uint64_t now_ns)
 	}
 	if (fd < 0)
 		return m->syms.n ? 0 : -1;
-	if ((uint64_t)st.st_size == m->size) {
+	/* A JVM rewrites its map whole (jcmd Compiler.perfmap): a map of
+	 * the same size may still be new. */
+	uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * NS_PER_SEC +
+			 (uint64_t)st.st_mtim.tv_nsec;
+	if ((uint64_t)st.st_size == m->size && mtime == m->mtime_ns) {
 		close(fd);
 		return m->syms.n ? 0 : -1;
 	}
@@ -151,8 +131,14 @@ int perfmap_refresh(struct perfmap *m, uint32_t pid, uint64_t now_ns)
 		got--;
 	perfmap_parse(m, buf, got, NULL, 0);
 	m->size = (uint64_t)st.st_size;
+	m->mtime_ns = mtime;
 	free(buf);
 	return m->syms.n ? 0 : -1;
+}
+
+void perfmap_recheck(struct perfmap *m)
+{
+	m->tried = false;
 }
 
 void perfmap_free(struct perfmap *m)

@@ -19,6 +19,7 @@ struct perfmap {
 	struct symtab syms;
 	bool tried;
 	uint64_t size;		/* bytes of the file when last read */
+	uint64_t mtime_ns;	/* and its modification time */
 	uint64_t checked_ns;	/* monotonic time of the last stat */
 	uint64_t bad_lines;	/* malformed lines skipped */
 };
@@ -32,9 +33,12 @@ long perfmap_parse(struct perfmap *m, const char *buf, size_t len,
 		   char *err, size_t errlen);
 /*
  * Loads or refreshes the map of pid (at most once a second when now_ns
- * advances). Returns 0 when a map is present.
+ * advances, or at once after perfmap_recheck). Returns 0 when a map is
+ * present.
  */
 int perfmap_refresh(struct perfmap *m, uint32_t pid, uint64_t now_ns);
+/* The next refresh looks at the file again: a JVM has just written it. */
+void perfmap_recheck(struct perfmap *m);
 void perfmap_free(struct perfmap *m);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "elfcache.h"
+#include "jvm.h"
 #include "perfmap.h"
 #include "stream.h"
 
@@ -47,6 +48,7 @@ struct proc {
 	bool env_read;
 	char *env;		/* --env value, NULL when none */
 	struct perfmap jit;
+	struct jvm_proc jvm;	/* asking a JVM for its perf map */
 	uint64_t last_used;	/* sample counter, for LRU bounding */
 	struct proc *hnext;
 };

@@ -32,6 +32,8 @@ void unwinder_init(struct unwinder *u, const struct unwind_opts *opts,
 	u->procs = proctab_new(u->cache, opts->max_procs);
 	u->cgroups = cgroups_new(NULL);
 	u->allocs = allocs_new(opts->max_allocs);
+	if (opts->java_attach)
+		u->jvm = jvm_attacher_new();
 	u->have_ksyms = kallsyms_load(&u->ksyms, opts->kallsyms) == 0;
 	if (!u->have_ksyms)
 		cpa_warn("%s: no kernel symbols (not readable, or all "
@@ -51,6 +53,7 @@ static void intern_fixed_names(struct unwinder *u)
 
 void unwinder_free(struct unwinder *u)
 {
+	jvm_attacher_free(u->jvm);
 	proctab_free(u->procs);
 	cgroups_free(u->cgroups);
 	allocs_free(u->allocs);
@@ -121,6 +124,7 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	u->st.raw_samples++;
 	if (u->have_ksyms)
 		kallsyms_refresh(&u->ksyms, t0);
+	jvm_attacher_poll(u->jvm, u->procs, t0);
 
 	struct proc *p = NULL;
 	if (s.pid) {
@@ -158,7 +162,14 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	u->st.chose[choice]++;
 
 	uint32_t n = 0, max = CPA_MAX_STACK_DEPTH;
-	if (choice == CHOSE_DWARF && walked && u->dwarf.end == WALK_TRUNCATED) {
+	bool cut = false;
+	if (p && nips && u->jvm && jvm_is_jvm(p)) {
+		unsigned keep = jvm_trusted_frames(p, ips, nips, t0);
+		cut = keep < nips;
+		nips = keep;
+	}
+	if (cut || (choice == CHOSE_DWARF && walked &&
+		    u->dwarf.end == WALK_TRUNCATED)) {
 		u->frames[n++] = u->id_truncated;
 		u->st.truncated++;
 	}
@@ -263,6 +274,7 @@ int unwind_task(struct unwinder *u, const struct cpa_record *rec, char *err,
 			free(p->env);
 			p->env = NULL;
 			perfmap_free(&p->jit);
+			memset(&p->jvm, 0, sizeof(p->jvm));
 		}
 		break;
 	}

@@ -52,6 +52,13 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 		   " inlined=%" PRIu64 " truncated-roots=%" PRIu64 "\n",
 		st->frames_out, st->dwarf_frames, st->fp_steps, st->jit_frames,
 		st->inline_frames, st->truncated);
+	if (u->jvm) {
+		struct jvm_stats js;
+		jvm_attacher_stats(u->jvm, &js);
+		fprintf(f, "  java attach    requests=%" PRIu64 " maps=%" PRIu64
+			   " refused=%" PRIu64 " gone=%" PRIu64 "\n",
+			js.requests, js.maps, js.refused, js.gone);
+	}
 	fprintf(f, "  unresolved     user=%" PRIu64 " kernel=%" PRIu64 "\n",
 		st->unresolved_user, st->unresolved_kernel);
 	fprintf(f, "  elf cache      objects=%" PRIu64 " bytes=%" PRIu64

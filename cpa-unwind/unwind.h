@@ -66,6 +66,7 @@ struct unwind_opts {
 	struct dbgfetch *fetch;	/* debuginfod, NULL when off */
 	bool inline_frames;	/* --inline */
 	uint32_t max_allocs;	/* --max-allocs: allocations held */
+	bool java_attach;	/* ask JVMs for perf maps (live streams) */
 };
 
 struct unwinder {
@@ -76,6 +77,7 @@ struct unwinder {
 	struct cgroups *cgroups;	/* cgroup id -> path */
 	struct allocs *allocs;		/* usage-like allocations held */
 	uint64_t alloc_lost;		/* not yet sent as a lost record */
+	struct jvm_attacher *jvm;	/* NULL without --java-attach */
 	struct kallsyms ksyms;
 	bool have_ksyms;
 	uint64_t now_ns;		/* monotonic, per sample */

@@ -2,7 +2,7 @@
 /*
  * Unit tests of cpa-unwind's pieces that can be checked exactly without a
  * real process: the DWARF walker over a hand-made CFI table and stack,
- * symbol lookup, perf map parsing and display names.
+ * symbol lookup, perf map parsing, HotSpot's map names and display names.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../../cpa-unwind/demangle.h"
+#include "../../cpa-unwind/jvm.h"
 #include "../../cpa-unwind/perfmap.h"
 #include "../../cpa-unwind/walk.h"
 #include "../hostile/hostile.h"
@@ -257,6 +258,36 @@ static void test_perfmap(void)
 	perfmap_free(&m);
 }
 
+static void check_java(const char *raw, const char *want)
+{
+	const char *start;
+	size_t n = jvm_method_name(raw, strlen(raw), &start);
+	char got[256];
+	snprintf(got, sizeof(got), "%.*s", (int)n, start);
+	CHECK_STR(got, want);
+}
+
+/* HotSpot's Compiler.perfmap names: return type, qualified name, the
+ * parameters; stubs kept whole. */
+static void test_java_names(void)
+{
+	check_java("long cpatest.JavaChain.hotLeaf(long)",
+		   "cpatest.JavaChain.hotLeaf");
+	check_java("java.lang.Object jdk.internal.misc.Unsafe."
+		   "getReferenceVolatile(java.lang.Object, long)",
+		   "jdk.internal.misc.Unsafe.getReferenceVolatile");
+	check_java("void a.B$$Lambda$14/0x0000000800c03000.run()",
+		   "a.B$$Lambda$14/0x0000000800c03000.run");
+	check_java("int[] p.Q.lambda$main$0(java.lang.String[])",
+		   "p.Q.lambda$main$0");
+	check_java("Interpreter", "Interpreter");
+	check_java("StubRoutines (1)", "StubRoutines (1)");
+	check_java("Shared Runtime wrong_method_blob",
+		   "Shared Runtime wrong_method_blob");
+	check_java("noreturn()", "noreturn()");
+	check_java("(x.y)", "(x.y)");
+}
+
 static void check_name(const char *raw, bool demangle, bool go_short,
 		       const char *want)
 {
@@ -491,6 +522,7 @@ int main(int argc, char **argv)
 	test_splice();
 	test_symtab();
 	test_perfmap();
+	test_java_names();
 	test_names();
 	return unit_done("unwind_test");
 }

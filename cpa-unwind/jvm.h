@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Java: a JVM writes no perf map unless asked, so cpa-unwind asks it
+ * (jcmd's Compiler.perfmap, over HotSpot's attach protocol, lib/jvmattach.h)
+ * when a sample lands in JIT code of a process that maps libjvm.so and the
+ * map does not cover the address: at once the first time, then after 1 s,
+ * 2 s, 4 s... up to a minute, since a JVM keeps compiling new code for a
+ * while. Requests run on one thread of their own, never on the path
+ * samples take; a JVM that refuses is named once on stderr and not asked
+ * again. Its map names methods "RET pkg.Class.method(ARGS)", written as
+ * pkg.Class.method.
+ */
+#ifndef CPA_UNWIND_JVM_H
+#define CPA_UNWIND_JVM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum jvm_kind { JVM_UNKNOWN = 0, JVM_YES, JVM_NO };
+/* -XX:+PreserveFramePointer, asked with the first map */
+enum jvm_fp { JVM_FP_UNKNOWN = 0, JVM_FP_YES, JVM_FP_NO };
+
+/* A process's side of it, in struct proc. */
+struct jvm_proc {
+	uint8_t kind;		/* enum jvm_kind, for checked_nmaps mappings */
+	bool pending;		/* a request is queued or running */
+	bool waited;		/* a sample waited for its answer */
+	bool refused;		/* it failed for good: not asked again */
+	uint8_t fp;		/* enum jvm_fp */
+	uint32_t checked_nmaps;
+	uint32_t backoff_ms;	/* before the next request */
+	uint64_t next_ns;	/* monotonic: no request before */
+};
+
+struct jvm_stats {
+	uint64_t requests, maps, refused, gone;
+};
+
+struct proc;
+struct proctab;
+struct jvm_attacher;
+
+struct jvm_attacher *jvm_attacher_new(void);
+/* Lets the requests under way finish (each bounded by its timeout, so
+ * a JVM that is not answering is still named on stderr) and joins the
+ * thread. */
+void jvm_attacher_free(struct jvm_attacher *a);
+bool jvm_is_jvm(struct proc *p);
+/*
+ * p's JIT address at now_ns is not in its map: asks for one when due, and
+ * waits at most wait_ns (once per request) for the answer. True when it
+ * came: jvm_attacher_poll, then look again.
+ */
+bool jvm_map_missed(struct jvm_attacher *a, struct proc *p, uint64_t now_ns,
+		    uint64_t wait_ns);
+/* Applies finished requests: a process whose JVM wrote its map reads it
+ * again on its next JIT frame. Cheap when nothing finished. */
+void jvm_attacher_poll(struct jvm_attacher *a, struct proctab *procs,
+		       uint64_t now_ns);
+void jvm_attacher_stats(struct jvm_attacher *a, struct jvm_stats *st);
+
+/*
+ * Without -XX:+PreserveFramePointer, compiled Java code uses the frame
+ * pointer register as any other, so a chain's callers above its leaf-most
+ * compiled method came from whatever frame the register last pointed to
+ * and may skip methods. Returns how many of the n frames of ips (leaf
+ * first) are to be kept: up to that method, or all of them when the JVM
+ * keeps frame pointers or is not known not to.
+ */
+unsigned jvm_trusted_frames(struct proc *p, const uint64_t *ips, unsigned n,
+			    uint64_t now_ns);
+
+/*
+ * The frame name of a HotSpot perf-map entry: "long pkg.Cls.m(long)"
+ * becomes "pkg.Cls.m" (*start and the returned length); a stub's name
+ * ("Interpreter", "StubRoutines (1)") is kept whole.
+ */
+size_t jvm_method_name(const char *raw, size_t len, const char **start);
+
+#endif

@@ -1,0 +1,234 @@
+#!/usr/bin/env bats
+# Java: cpa-unwind asks each JVM it samples for its perf map over HotSpot's
+# attach protocol, on OpenJDK 17 (Debian's) and, where it is installed,
+# the Temurin 25 of the CI image. setup_file starts the JVMs, one
+# capture | unwind pipeline for all of them, and the JVMs that start
+# after it, so the file takes about 15 s; each test asserts on one JVM.
+# cpa-unwind waits up to 2 s (--load-wait) for a JVM's first map, so that
+# on a loaded machine too no sample is written before it is there.
+load helper
+
+JDK17=/usr/lib/jvm/java-17-openjdk-amd64
+JDK25=/usr/lib/jvm/temurin-25-jdk-amd64
+CHAIN='cpatest.JavaChain.levelA_[j];cpatest.JavaChain.levelB_[j];cpatest.JavaChain.hotLeaf_[j]'
+
+# jvm_start NAME JDK FLAGS...: a JavaChain spinner in the background; its
+# pid on the host in NAME.pid. jvm NAME...: the same, waited for.
+jvm_start() {
+	local name=$1 jdk=$2
+	shift 2
+	"$jdk/bin/java" -Xmx64m -XX:+UseSerialGC -XX:CompileCommand=quiet \
+		'-XX:CompileCommand=dontinline,cpatest.JavaChain::*' "$@" \
+		-cp "$T/cls" cpatest.JavaChain 600 > "$T/$name.out" 2>&1 3>&- &
+	echo $! > "$T/$name.pid"
+}
+
+jvm_ready() {
+	wait_for 60 grep -q '^ready ' "$T/$1.out"
+}
+
+jvm() {
+	jvm_start "$@"
+	jvm_ready "$1"
+}
+
+capture_attached() {
+	grep -q '^cpa-capture: kernel ' "$T/cap.err"
+}
+
+# spin_ticks NAME: CPU time of JVM NAME's spinning thread, in ticks
+spin_ticks() {
+	local t
+	for t in /proc/"$(cat "$T/$1.pid")"/task/*; do
+		if [ "$(cat "$t/comm" 2>/dev/null)" = spin ]; then
+			awk '{ print $14 + $15 }' "$t/stat"
+			return 0
+		fi
+	done
+	echo 0
+}
+
+# 0.6 s of CPU in each late JVM's chain, 7 s since the capture began
+sampled_enough() {
+	local n
+	for n in after17 after25; do
+		[ -e "$T/$n.pid" ] || continue
+		[ "$(spin_ticks "$n")" -ge 60 ] || return 1
+	done
+	[ "$(date +%s)" -ge $(( $(cat "$T/attached.time") + 7 )) ]
+}
+
+# A JVM without an attach listener, killed as soon as cpa-unwind's
+# trigger file appears: it exits in the middle of the attach.
+exit_mid_attach() {
+	local p
+	p=$(cat "$T/gone.pid")
+	wait_for 30 test -e "/tmp/.attach_pid$p"
+	kill -9 "$p"
+	echo killed > "$T/gone.killed"
+}
+
+setup_file() {
+	require_bpf
+	export T=$BATS_FILE_TMPDIR
+	if [ ! -x "$JDK17/bin/javac" ]; then
+		[ "${CI:-}" = true ] && return 1
+		return 0
+	fi
+	"$JDK17/bin/javac" --release 17 -d "$T/cls" \
+		"$CPA_SRCDIR/tests/workloads/JavaChain.java"
+
+	jvm before17 "$JDK17" -XX:+PreserveFramePointer
+	[ -x "$JDK25/bin/java" ] && jvm before25 "$JDK25" -XX:+PreserveFramePointer
+	jvm noflag "$JDK17"
+	jvm refuse "$JDK17" -XX:+DisableAttachMechanism
+	jvm gone "$JDK17" -XX:+DisableAttachMechanism
+	# in its own mount and pid namespaces, with a /tmp of its own: pid 1
+	# there, its attach files and map only inside
+	mkdir "$T/nstmp"
+	unshare --mount --pid --fork --propagation private sh -c \
+		"mount -t tmpfs none '$T/nstmp' && cp -r '$T/cls' '$T/nstmp/' &&
+		mount --bind '$T/nstmp' /tmp && exec '$JDK17/bin/java' -Xmx64m \
+		-XX:+UseSerialGC \
+		-XX:CompileCommand=quiet \
+		'-XX:CompileCommand=dontinline,cpatest.JavaChain::*' \
+		-XX:+PreserveFramePointer -cp /tmp/cls cpatest.JavaChain 600" \
+		> "$T/ns.out" 2>&1 3>&- &
+	echo $! > "$T/ns.unshare"
+	wait_for 60 grep -q '^ready ' "$T/ns.out"
+	pgrep -P "$(cat "$T/ns.unshare")" > "$T/ns.pid"
+
+	mkfifo "$T/cap.fifo"
+	cpa-capture --comm java --freq 199 --duration 120 \
+		> "$T/cap.fifo" 2> "$T/cap.err" 3>&- &
+	echo $! > "$T/cap.bgpid"
+	cpa-unwind --folded --labels pid,thread --stats -v --load-wait 2s \
+		< "$T/cap.fifo" > "$T/java.folded" 2> "$T/unwind.err" 3>&- &
+	echo $! > "$T/unwind.bgpid"
+	exit_mid_attach &
+	local killer=$!
+	wait_for 60 capture_attached
+	date +%s > "$T/attached.time"
+	jvm_start after17 "$JDK17" -XX:+PreserveFramePointer
+	if [ -x "$JDK25/bin/java" ]; then
+		jvm_start after25 "$JDK25" -XX:+PreserveFramePointer
+		jvm_ready after25
+	fi
+	jvm_ready after17
+	# the capture ends once the late JVMs have spun long enough, however
+	# loaded the machine, and the refusing JVM's attach has given up
+	wait_for 120 sampled_enough
+	kill -INT "$(cat "$T/cap.bgpid")"
+	local rc=0
+	wait "$(cat "$T/cap.bgpid")" || rc=$?
+	echo "$rc" > "$T/cap.status"
+	rc=0
+	wait "$(cat "$T/unwind.bgpid")" || rc=$?
+	echo "$rc" > "$T/unwind.status"
+	wait "$killer"
+}
+
+teardown_file() {
+	local f
+	for f in "$T"/*.pid "$T"/ns.unshare "$T"/*.bgpid; do
+		[ -e "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
+	return 0
+}
+
+setup() {
+	require_bpf
+	[ -x "$JDK17/bin/javac" ] || skip_missing "openjdk-17-jdk-headless not installed"
+}
+
+# spin NAME: the samples of JVM NAME's spinning thread, labels cut
+spin() {
+	awk -v pre="[pid $(cat "$T/$1.pid")];[thread spin];" \
+		'index($0, pre) == 1 { print substr($0, length(pre) + 1) }' \
+		"$T/java.folded" > "$T/$1.folded"
+	cat "$T/$1.folded"
+}
+
+# share_of NAME: the share of those samples carrying the chain
+share_of() {
+	spin "$1" > /dev/null
+	share_with_chain "$T/$1.folded" '' "$CHAIN"
+}
+
+spin_samples() {
+	spin "$1" > /dev/null
+	awk '{ s += $NF } END { print s + 0 }' "$T/$1.folded"
+}
+
+need25() {
+	[ -x "$JDK25/bin/java" ] || skip "no Temurin 25 at $JDK25 (not a Debian package)"
+}
+
+@test "java: the pipeline ran to its end" {
+	cat "$T/unwind.err"
+	[ "$(cat "$T/cap.status")" = 0 ]
+	[ "$(cat "$T/unwind.status")" = 0 ]
+}
+
+@test "java: JDK 17 started before cpa, -XX:+PreserveFramePointer: the chain in >= 90% of samples" {
+	[ "$(spin_samples before17)" -ge 20 ]
+	share=$(share_of before17)
+	echo "share: $share%"
+	[ "$share" -ge 90 ]
+}
+
+@test "java: JDK 17 started after cpa, -XX:+PreserveFramePointer: the chain in >= 60% of samples" {
+	[ "$(spin_samples after17)" -ge 20 ]
+	share=$(share_of after17)
+	echo "share: $share%"
+	# its first moments run interpreted, before the chain is compiled
+	[ "$share" -ge 60 ]
+}
+
+@test "java: JDK 25 started before cpa, -XX:+PreserveFramePointer: the chain in >= 90% of samples" {
+	need25
+	[ "$(spin_samples before25)" -ge 20 ]
+	share=$(share_of before25)
+	echo "share: $share%"
+	[ "$share" -ge 90 ]
+}
+
+@test "java: JDK 25 started after cpa, -XX:+PreserveFramePointer: the chain in >= 60% of samples" {
+	need25
+	[ "$(spin_samples after25)" -ge 20 ]
+	share=$(share_of after25)
+	echo "share: $share%"
+	[ "$share" -ge 60 ]
+}
+
+@test "java: without -XX:+PreserveFramePointer the leaf is named in >= 90%, the chain cut as [truncated]" {
+	local total leaf
+	total=$(spin_samples noflag)
+	[ "$total" -ge 20 ]
+	# the leaf method, then at most kernel frames
+	leaf=$(awk '/^\[truncated\];cpatest\.JavaChain\.hotLeaf_\[j\]( |;[^ ]*_\[k\] )/ { s += $NF } END { print s + 0 }' "$T/noflag.folded")
+	echo "leaf named, chain cut: $leaf of $total"
+	[ $(( leaf * 100 / total )) -ge 90 ]
+}
+
+@test "java: a JVM in its own mount and pid namespaces is named; its map stays in its /tmp" {
+	[ "$(spin_samples ns)" -ge 20 ]
+	share=$(share_of ns)
+	echo "share: $share%"
+	[ "$share" -ge 90 ]
+	# pid 1 in its namespace: the map is the JVM's own /tmp/perf-1.map
+	[ -s "/proc/$(cat "$T/ns.pid")/root/tmp/perf-1.map" ]
+}
+
+@test "java: a JVM that refuses attach: one line naming it, not asked again" {
+	local p
+	p=$(cat "$T/refuse.pid")
+	grep -c "^cpa-unwind: warning: pid $p: Java perf map: no attach listener came up (run with -XX:+DisableAttachMechanism?)\$" "$T/unwind.err" > "$T/refuse.count"
+	[ "$(cat "$T/refuse.count")" = 1 ]
+	[ "$(spin_samples refuse)" -ge 20 ]
+}
+
+@test "java: a JVM that exits while attached to: one line naming it" {
+	[ -e "$T/gone.killed" ]
+	grep -Fx "cpa-unwind: warning: pid $(cat "$T/gone.pid"): Java perf map: exited while attaching" "$T/unwind.err"
+}
