@@ -35,6 +35,7 @@ struct jvm_result {
 	uint32_t pid;
 	int rc;
 	uint8_t fp;		/* enum jvm_fp */
+	struct jvm_layout layout;	/* read with the first map */
 };
 
 struct jvm_active {
@@ -97,6 +98,12 @@ static void finish(struct jvm_attacher *a, struct jvm_active *j, int rc,
 		   uint8_t fp, const char *err)
 {
 	uint32_t pid = j->job.pid;
+	struct jvm_layout layout = { 0 };
+	char lerr[256];
+	if (rc == 0 && j->job.ask_flags &&
+	    jvm_layout_read(pid, &layout, lerr, sizeof(lerr)) < 0)
+		cpa_debug("pid %u: interpreted Java frames stay unnamed: %s",
+			  pid, lerr);
 	jvm_target_close(&j->t);
 	if (rc == 0)
 		cpa_debug("pid %u: Java perf map written in %" PRIu64 " ms",
@@ -109,7 +116,8 @@ static void finish(struct jvm_attacher *a, struct jvm_active *j, int rc,
 			 rc == JVM_ATTACH_FAILED;
 	a->st.gone += rc == JVM_ATTACH_GONE;
 	if (a->nresults < QUEUE_LEN)
-		a->results[a->nresults++] = (struct jvm_result){ pid, rc, fp };
+		a->results[a->nresults++] =
+			(struct jvm_result){ pid, rc, fp, layout };
 	atomic_store(&a->have_results, true);
 	pthread_cond_broadcast(&a->done);
 	pthread_mutex_unlock(&a->lock);
@@ -319,6 +327,8 @@ void jvm_attacher_poll(struct jvm_attacher *a, struct proctab *procs,
 			perfmap_recheck(&p->jit);
 			if (res[i].fp != JVM_FP_UNKNOWN)
 				j->fp = res[i].fp;
+			if (res[i].layout.ok)
+				j->interp.layout = res[i].layout;
 			/* the backoff counts from the map, not the ask */
 			j->next_ns = now_ns + (uint64_t)j->backoff_ms * 1000000u;
 		} else if (res[i].rc != JVM_ATTACH_CANCELLED) {

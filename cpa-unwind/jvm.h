@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jvminterp.h"
+
 enum jvm_kind { JVM_UNKNOWN = 0, JVM_YES, JVM_NO };
 /* -XX:+PreserveFramePointer, asked with the first map */
 enum jvm_fp { JVM_FP_UNKNOWN = 0, JVM_FP_YES, JVM_FP_NO };
@@ -31,6 +33,7 @@ struct jvm_proc {
 	uint32_t checked_nmaps;
 	uint32_t backoff_ms;	/* before the next request */
 	uint64_t next_ns;	/* monotonic: no request before */
+	struct jvm_interp interp;	/* naming its interpreted frames */
 };
 
 struct jvm_stats {

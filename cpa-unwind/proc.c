@@ -49,6 +49,7 @@ static void proc_free(struct proctab *t, struct proc *p)
 	free(p->maps);
 	free(p->env);
 	perfmap_free(&p->jit);
+	jvm_interp_free(&p->jvm.interp);
 	free(p);
 }
 

@@ -177,8 +177,14 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	 * kernel chain on top of it */
 	if (nips > max - n - s.n_kernel)
 		nips = max - n - s.n_kernel;
+	/* interpreted Java methods, named by the Method* their frames hold */
+	bool interp = p && u->jvm && jvm_is_jvm(p) &&
+		      jvm_interp_fps(u, p, &s, ips, nips, u->jfp);
 	for (unsigned i = nips; i-- > 0;) {
-		u->frames[n++] = frame_user(u, p, ips[i], i == 0, NULL);
+		uint32_t id = interp && u->jfp[i]
+				      ? jvm_interp_frame(u, p, &s, u->jfp[i])
+				      : 0;
+		u->frames[n++] = id ? id : frame_user(u, p, ips[i], i == 0, NULL);
 		if (u->opts.inline_frames && n + s.n_kernel < max) {
 			unsigned k = frame_inlined(u, p, ips[i], i == 0,
 						   u->frames + n,
@@ -274,6 +280,7 @@ int unwind_task(struct unwinder *u, const struct cpa_record *rec, char *err,
 			free(p->env);
 			p->env = NULL;
 			perfmap_free(&p->jit);
+			jvm_interp_free(&p->jvm.interp);
 			memset(&p->jvm, 0, sizeof(p->jvm));
 		}
 		break;

@@ -85,6 +85,7 @@ struct unwinder {
 	uint64_t dict_resets;
 	struct walk_result dwarf;	/* scratch, kept off the stack */
 	uint64_t fp[CPA_MAX_FRAMES];
+	uint64_t jfp[CPA_MAX_STACK_DEPTH];	/* interpreted Java frames' fps */
 	uint32_t frames[CPA_MAX_STACK_DEPTH];
 	uint8_t snapshot[CPA_MAX_STACK_BYTES];	/* decoded from zero runs */
 	struct unwind_stats st;

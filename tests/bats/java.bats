@@ -10,7 +10,8 @@ load helper
 
 JDK17=/usr/lib/jvm/java-17-openjdk-amd64
 JDK25=/usr/lib/jvm/temurin-25-jdk-amd64
-CHAIN='cpatest.JavaChain.levelA_[j];cpatest.JavaChain.levelB_[j];cpatest.JavaChain.hotLeaf_[j]'
+# from the spinning thread's Runnable down; interpreted frames named too
+CHAIN='cpatest.JavaChain.lambda$main$0_[j];cpatest.JavaChain.run_[j];cpatest.JavaChain.levelA_[j];cpatest.JavaChain.levelB_[j];cpatest.JavaChain.hotLeaf_[j]'
 
 # jvm_start NAME JDK FLAGS...: a JavaChain spinner in the background; its
 # pid on the host in NAME.pid. jvm NAME...: the same, waited for.
@@ -63,7 +64,7 @@ sampled_enough() {
 exit_mid_attach() {
 	local p
 	p=$(cat "$T/gone.pid")
-	wait_for 30 test -e "/tmp/.attach_pid$p"
+	wait_for 120 test -e "/tmp/.attach_pid$p"
 	kill -9 "$p"
 	echo killed > "$T/gone.killed"
 }
@@ -81,6 +82,8 @@ setup_file() {
 	jvm before17 "$JDK17" -XX:+PreserveFramePointer
 	[ -x "$JDK25/bin/java" ] && jvm before25 "$JDK25" -XX:+PreserveFramePointer
 	jvm noflag "$JDK17"
+	jvm xint "$JDK17" -Xint
+	[ -x "$JDK25/bin/java" ] && jvm xint25 "$JDK25" -Xint
 	jvm refuse "$JDK17" -XX:+DisableAttachMechanism
 	jvm gone "$JDK17" -XX:+DisableAttachMechanism
 	# in its own mount and pid namespaces, with a /tmp of its own: pid 1
@@ -209,6 +212,21 @@ need25() {
 	leaf=$(awk '/^\[truncated\];cpatest\.JavaChain\.hotLeaf_\[j\]( |;[^ ]*_\[k\] )/ { s += $NF } END { print s + 0 }' "$T/noflag.folded")
 	echo "leaf named, chain cut: $leaf of $total"
 	[ $(( leaf * 100 / total )) -ge 90 ]
+}
+
+@test "java: JDK 17, -Xint: interpreted frames named, the chain in >= 90% of samples" {
+	[ "$(spin_samples xint)" -ge 20 ]
+	share=$(share_of xint)
+	echo "share: $share%"
+	[ "$share" -ge 90 ]
+}
+
+@test "java: JDK 25, -Xint: interpreted frames named, the chain in >= 90% of samples" {
+	need25
+	[ "$(spin_samples xint25)" -ge 20 ]
+	share=$(share_of xint25)
+	echo "share: $share%"
+	[ "$share" -ge 90 ]
 }
 
 @test "java: a JVM in its own mount and pid namespaces is named; its map stays in its /tmp" {
