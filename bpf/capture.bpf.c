@@ -23,6 +23,7 @@
 #include "filter.bpf.h"
 #include "ring.bpf.h"
 #include "ustack.bpf.h"
+#include "pywalk.bpf.h"
 
 #define PF_EXITING 0x00000004
 #define TASK_RUNNING 0
@@ -204,6 +205,10 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 		ev->n_regs = CAPTURE_NREGS;
 		if (stack_size)
 			copy_user_stack(s, ev->regs[1]);
+		py_walk(&ev->py, s->py_buf, task, ev->pid, ev->tid);
+	} else {
+		ev->py.n = 0;
+		ev->py.version = 0;
 	}
 	submit(s);
 	return 0;
@@ -319,6 +324,7 @@ static __always_inline void end_phase(struct offcpu_state *st, __u32 tid,
 			      st->kernel_ips);
 	bpf_probe_read_kernel(ev->user_ips, sizeof(ev->user_ips),
 			      st->user_ips);
+	bpf_probe_read_kernel(&ev->py, sizeof(ev->py), &st->py);
 	/* the stack copy: in the state itself, or in a table of its own */
 	if (st->n_regs) {
 		regs = st->regs;
@@ -435,6 +441,7 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 				       __u32 cpu)
 {
 	__u32 tid = BPF_CORE_READ(prev, pid);
+	struct capture_scratch *s;
 	struct offcpu_state *st;
 	__u8 phase;
 	long n;
@@ -489,6 +496,8 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 	}
 	st->n_kernel = n / 8;
 	st->n_user = 0;
+	st->py.n = 0;
+	st->py.version = 0;
 	st->n_regs = 0;
 	st->stack_len = 0;
 	if (user_stacks && BPF_CORE_READ(prev, mm)) {
@@ -499,6 +508,9 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 			n = 0;
 		}
 		st->n_user = n / 8;
+		s = scratch_slot(cpu, SLOT_SCHED);
+		if (s)
+			py_walk(&st->py, s->py_buf, prev, st->pid, tid);
 		if (offcpu_stack_size > OFFCPU_INLINE_STACK)
 			save_snapshot(tid);
 		else if (offcpu_stack_size)

@@ -12,6 +12,8 @@
 #include <linux/types.h>
 #endif
 
+#include "pyframes.h"
+
 #define CAPTURE_MAX_FRAMES 127		/* = CPA_MAX_FRAMES */
 #define CAPTURE_MAX_STACK (64 * 1024)	/* = CPA_MAX_STACK_BYTES */
 #define CAPTURE_COMM_LEN 16
@@ -85,6 +87,7 @@ struct capture_event {
 	__u64 regs[CAPTURE_NREGS];
 	__u64 kernel_ips[CAPTURE_MAX_FRAMES];
 	__u64 user_ips[CAPTURE_MAX_FRAMES];
+	struct capture_py_frames py;	/* Python processes only */
 	/* followed by stack_len bytes of stack */
 };
 
@@ -95,6 +98,7 @@ struct capture_event {
 struct capture_scratch {
 	struct capture_event ev;
 	__u8 stack[CAPTURE_MAX_STACK + CAPTURE_STACK_SLACK];
+	__u64 py_buf[CAPTURE_PY_READ / 8];	/* a Python frame, read */
 };
 
 /* Key of the --comm filter map: a NUL-padded name. */
@@ -143,6 +147,7 @@ struct offcpu_state {
 	char pcomm[CAPTURE_COMM_LEN];
 	__u64 kernel_ips[CAPTURE_MAX_FRAMES];
 	__u64 user_ips[CAPTURE_MAX_FRAMES];
+	struct capture_py_frames py;
 	/* user registers and stack copy for a small --offcpu-stack-size */
 	__u64 regs[CAPTURE_NREGS];
 	__u16 n_regs;

@@ -20,8 +20,8 @@ CLEANFILES += bpf/vmlinux.h bpf/*.bpf.o bpf/*.skel.h
 
 # cpa-capture's BPF program and the header it shares with its loader
 BUILT_SOURCES += bpf/capture.skel.h
-EXTRA_DIST += bpf/capture.bpf.c bpf/capture.h
-bpf/capture.bpf.o: bpf/capture.h
+EXTRA_DIST += bpf/capture.bpf.c bpf/capture.h bpf/pyframes.h bpf/pywalk.bpf.h
+bpf/capture.bpf.o: bpf/capture.h bpf/pyframes.h bpf/pywalk.bpf.h
 
 # --mem virt, phys, usage: a BPF object of its own on the main object's
 # ring buffer and filter maps, which both build from shared headers

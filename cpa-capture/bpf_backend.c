@@ -26,6 +26,13 @@
 #include "timeparse.h"
 
 _Static_assert(CAPTURE_MAX_FRAMES == CPA_MAX_FRAMES, "frame limits differ");
+_Static_assert(CAPTURE_MAX_PY == CPA_MAX_PY_FRAMES &&
+		       sizeof(struct capture_py_frame) ==
+			       sizeof(struct cpa_py_frame) &&
+		       CAPTURE_PY_TRUNCATED == CPA_PY_TRUNCATED &&
+		       CAPTURE_PY_BROKEN == CPA_PY_BROKEN &&
+		       CAPTURE_PY_FRAME_ENTRY == CPA_PY_FRAME_ENTRY,
+	       "Python frames must match the stream's");
 _Static_assert(CAPTURE_MAX_STACK == CPA_MAX_STACK_BYTES, "stack limits");
 _Static_assert((int)DROP_RINGBUF == (int)CPA_LOST_RINGBUF &&
 		       (int)DROP_STACK_COPY == (int)CPA_LOST_STACK_COPY &&
@@ -96,6 +103,20 @@ static void trim_bpf_frames(struct cpa_raw_sample *s)
 	s->n_kernel = (uint16_t)(s->n_kernel - skip);
 }
 
+/* The Python walk, when the process is one the walker knows and the walk
+ * found something to say. */
+static void copy_py_frames(struct cpa_raw_sample *s,
+			   const struct capture_py_frames *py)
+{
+	if (!py->version || (!py->n && !py->flags) || py->n > CAPTURE_MAX_PY)
+		return;
+	s->flags |= CPA_RAW_PY_FRAMES;
+	s->py_version = py->version;
+	s->py_flags = py->flags;
+	s->n_py = py->n;
+	memcpy(s->py, py->f, sizeof(py->f[0]) * py->n);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct capture_event *ev = data;
@@ -129,6 +150,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	s.stack = (const uint8_t *)data + sizeof(*ev);
 	if (ev->flags & CAPTURE_F_ALLOC_ID)
 		s.alloc_id = ev->alloc_id;
+	copy_py_frames(&s, &ev->py);
 	if (ev->kind == CAPTURE_KIND_HEAP_ALLOC ||
 	    ev->kind == CAPTURE_KIND_HEAP_INUSE)
 		heap_queue_sample(&s);	/* sampled sizes, scaled there */
@@ -406,6 +428,7 @@ static void flush_open_intervals(void)
 		s.n_user = st.n_user > CPA_MAX_FRAMES ? 0 : st.n_user;
 		memcpy(s.kernel_ips, st.kernel_ips, 8u * s.n_kernel);
 		memcpy(s.user_ips, st.user_ips, 8u * s.n_user);
+		copy_py_frames(&s, &st.py);
 		trim_bpf_frames(&s);
 		if (st.n_regs == CAPTURE_NREGS) {
 			memcpy(s.regs, st.regs, sizeof(st.regs));
@@ -545,6 +568,7 @@ static void bpf_close(void)
 	heap_close();
 	capture_bpf__destroy(skel);
 	skel = NULL;
+	python_close();
 	free(drops_seen);
 	free(drops_now);
 	drops_seen = drops_now = NULL;
@@ -637,6 +661,7 @@ int bpf_backend_open(const struct capture_config *config,
 	}
 	if (cfg->offcpu)
 		kstack_trim_init();
+	python_init(bpf_map__fd(skel->maps.py_procs));
 	if (cfg->stats || cfg->selfstats.file || cfg->selfstats.interval_ns) {
 		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (stats_fd < 0)

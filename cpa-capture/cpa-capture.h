@@ -10,6 +10,7 @@
  *   procscan.c      tasks and executable mappings already running (/proc)
  *   perf_ring.c     perf_event_open and its mmap ring buffer
  *   tracking.c      exec, fork, exit and new mappings (perf side-band)
+ *   python.c        Python interpreters found, described to the walker
  *   bpf_backend.c   the BPF program: on-CPU, off-CPU, probes, IRQ-off
  *   probes.c        --probe specs, parsed and attached
  *   memory.c        --mem virt, phys, usage: the memory BPF object
@@ -180,6 +181,13 @@ int output_error(void);
 void procscan_emit(const struct capture_config *cfg, uint64_t mono_ns);
 /* Group leader comm of a process, from /proc (perf backend). */
 int procscan_comm(uint32_t pid, uint32_t tid, char comm[CPA_COMM_LEN]);
+
+/* python.c: CPython processes for the BPF frame walker (py_procs fd) */
+void python_init(int procs_fd);
+void python_mapping(const struct cpa_mmap *m);
+void python_exec(uint32_t pid, uint64_t time_ns);
+void python_exit(uint32_t pid, uint64_t time_ns);
+void python_close(void);
 
 /* tracking.c: perf side-band events (mmap2, comm-exec, fork, exit) */
 int tracking_open(const struct capture_config *cfg);

@@ -12,6 +12,7 @@ cpa_capture_cpa_capture_SOURCES = \
 	cpa-capture/procscan.c \
 	cpa-capture/perf_ring.c cpa-capture/perf_ring.h \
 	cpa-capture/tracking.c \
+	cpa-capture/python.c \
 	cpa-capture/bpf_backend.c \
 	cpa-capture/probes.c \
 	cpa-capture/memory.c \

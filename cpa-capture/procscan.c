@@ -203,6 +203,7 @@ static void scan_maps(uint32_t pid, uint64_t when)
 		if (inode)
 			find_build_id(&m, dev, start, end);
 		output_queue_mmap(&m);
+		python_mapping(&m);
 	}
 	fclose(f);
 }

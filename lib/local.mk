@@ -19,4 +19,5 @@ lib_libcpa_a_SOURCES = \
 	lib/selfstats.c lib/selfstats.h \
 	lib/store.h lib/store_format.c lib/store_write.c lib/store_read.c \
 	lib/pprof.c lib/pprof.h \
-	lib/topfuncs.c lib/topfuncs.h
+	lib/topfuncs.c lib/topfuncs.h \
+	lib/pyoffsets.c lib/pyoffsets.h
