@@ -21,6 +21,8 @@ cpa_unwind_cpa_unwind_SOURCES = \
 	cpa-unwind/perfmap.c cpa-unwind/perfmap.h \
 	cpa-unwind/jvm.c cpa-unwind/jvm.h \
 	cpa-unwind/jvminterp.c cpa-unwind/jvminterp.h \
+	cpa-unwind/pycode.c cpa-unwind/pycode.h \
+	cpa-unwind/python.c cpa-unwind/python.h \
 	cpa-unwind/demangle.c cpa-unwind/demangle.h \
 	cpa-unwind/inline.c cpa-unwind/inline.h \
 	cpa-unwind/output.c cpa-unwind/output.h \
@@ -99,7 +101,7 @@ UNWIND_CORE_SRCS = cpa-unwind/run.c cpa-unwind/sample.c cpa-unwind/bestof.c \
 	cpa-unwind/symtab.c cpa-unwind/kallsyms.c \
 	cpa-unwind/perfmap.c cpa-unwind/jvm.c cpa-unwind/jvminterp.c \
 	cpa-unwind/demangle.c cpa-unwind/inline.c cpa-unwind/output.c \
-	cpa-unwind/stats.c
+	cpa-unwind/pycode.c cpa-unwind/python.c cpa-unwind/stats.c
 check_PROGRAMS += tests/fuzz/unwind_elf_replay tests/fuzz/unwind_perfmap_replay \
 	tests/fuzz/unwind_stream_replay
 tests_fuzz_unwind_stream_replay_SOURCES = tests/fuzz/unwind_stream_fuzz.c \
@@ -133,7 +135,7 @@ tests_unit_unwind_test_SOURCES = tests/unit/unwind_test.c tests/unit/unit.h \
 	cpa-unwind/safeopen.c \
 	cpa-unwind/symtab.c cpa-unwind/cfi.c cpa-unwind/cfi_exec.c \
 	cpa-unwind/perfmap.c cpa-unwind/jvm.c cpa-unwind/jvminterp.c \
-	cpa-unwind/demangle.c cpa-unwind/inline.c cpa-unwind/output.c
+	cpa-unwind/demangle.c cpa-unwind/inline.c cpa-unwind/pycode.c cpa-unwind/output.c
 tests_unit_unwind_test_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
 tests_unit_unwind_test_LDADD = lib/libcpa.a $(LIBDW_LIBS) $(LIBELF_LIBS) \
 	$(DEBUGINFOD_LIBS) $(IBERTY_LIBS) $(M_LIBS)

@@ -50,6 +50,7 @@ static void proc_free(struct proctab *t, struct proc *p)
 	free(p->env);
 	perfmap_free(&p->jit);
 	jvm_interp_free(&p->jvm.interp);
+	pycodes_free(p->py);
 	free(p);
 }
 

@@ -15,6 +15,7 @@
 #include "elfcache.h"
 #include "jvm.h"
 #include "perfmap.h"
+#include "pycode.h"
 #include "stream.h"
 
 enum map_kind {
@@ -49,6 +50,7 @@ struct proc {
 	char *env;		/* --env value, NULL when none */
 	struct perfmap jit;
 	struct jvm_proc jvm;	/* asking a JVM for its perf map */
+	struct pycodes *py;	/* Python code objects read (python.c) */
 	uint64_t last_used;	/* sample counter, for LRU bounding */
 	struct proc *hnext;
 };

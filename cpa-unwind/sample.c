@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "python.h"
 #include "unwind.h"
 
 static uint64_t mono_ns(void)
@@ -49,6 +50,7 @@ static void intern_fixed_names(struct unwinder *u)
 	u->id_truncated = output_string(u->out, "[truncated]", 11);
 	u->id_unknown = output_string(u->out, "[unknown]", 9);
 	u->id_unknown_k = output_string(u->out, "[unknown]_[k]", 13);
+	u->id_unknown_py = output_string(u->out, "[unknown]_[py]", 14);
 }
 
 void unwinder_free(struct unwinder *u)
@@ -134,6 +136,9 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		if (u->opts.env_keys)
 			proc_read_env(p, u->opts.env_keys);
 	}
+	bool python = p && (s.flags & CPA_RAW_PY_FRAMES);
+	if (python)
+		python_read_codes(p, &s);
 
 	/* The user chain: DWARF walk of the snapshot and/or the FP chain
 	 * the capture recorded, chosen per sample (bestof.c). */
@@ -169,7 +174,8 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		nips = keep;
 	}
 	if (cut || (choice == CHOSE_DWARF && walked &&
-		    u->dwarf.end == WALK_TRUNCATED)) {
+		    u->dwarf.end == WALK_TRUNCATED) ||
+	    (python && (s.py_flags & (CPA_PY_TRUNCATED | CPA_PY_BROKEN)))) {
 		u->frames[n++] = u->id_truncated;
 		u->st.truncated++;
 	}
@@ -180,7 +186,10 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	/* interpreted Java methods, named by the Method* their frames hold */
 	bool interp = p && u->jvm && jvm_is_jvm(p) &&
 		      jvm_interp_fps(u, p, &s, ips, nips, u->jfp);
-	for (unsigned i = nips; i-- > 0;) {
+	if (python)	/* the interpreter's frames in place (python.c) */
+		n += python_splice(u, p, &s, ips, nips, u->frames + n,
+				   max - n - s.n_kernel);
+	for (unsigned i = python ? 0 : nips; i-- > 0;) {
 		uint32_t id = interp && u->jfp[i]
 				      ? jvm_interp_frame(u, p, &s, u->jfp[i])
 				      : 0;
@@ -282,6 +291,8 @@ int unwind_task(struct unwinder *u, const struct cpa_record *rec, char *err,
 			perfmap_free(&p->jit);
 			jvm_interp_free(&p->jvm.interp);
 			memset(&p->jvm, 0, sizeof(p->jvm));
+			pycodes_free(p->py);
+			p->py = NULL;
 		}
 		break;
 	}

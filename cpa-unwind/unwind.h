@@ -38,6 +38,7 @@ struct unwind_stats {
 	uint64_t truncated;		/* samples given a [truncated] root */
 	uint64_t unresolved_user, unresolved_kernel, jit_frames;
 	uint64_t inline_frames;
+	uint64_t py_frames, py_unknown;	/* Python frames, unreadable */
 	uint64_t tasks, mmaps, lost_in, passthrough;
 	uint64_t dropped;		/* malformed pass-through records */
 	uint64_t frees;			/* frees given their allocation */
@@ -81,7 +82,7 @@ struct unwinder {
 	struct kallsyms ksyms;
 	bool have_ksyms;
 	uint64_t now_ns;		/* monotonic, per sample */
-	uint32_t id_truncated, id_unknown, id_unknown_k;
+	uint32_t id_truncated, id_unknown, id_unknown_k, id_unknown_py;
 	uint64_t dict_resets;
 	struct walk_result dwarf;	/* scratch, kept off the stack */
 	uint64_t fp[CPA_MAX_FRAMES];

@@ -21,7 +21,12 @@ TESTS += tests/unit/stream_test tests/unit/lib_test
 # pointers. Tools add their own workloads in their local.mk.
 WL_FP_CFLAGS = -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls
 WL_NOFP_CFLAGS = -O2 -g -fomit-frame-pointer -fno-inline -fno-optimize-sibling-calls
-check_PROGRAMS += tests/workloads/chain_fp tests/workloads/chain_nofp
+check_PROGRAMS += tests/workloads/chain_fp tests/workloads/chain_nofp \
+	tests/workloads/python_unsupported
+tests_workloads_python_unsupported_SOURCES = tests/workloads/python_unsupported.c \
+	tests/workloads/start.h
+tests_workloads_python_unsupported_CFLAGS = $(WL_FP_CFLAGS)
+tests_workloads_python_unsupported_LDFLAGS = -rdynamic
 tests_workloads_chain_fp_SOURCES = tests/workloads/chain.c
 tests_workloads_chain_fp_CFLAGS = $(WL_FP_CFLAGS)
 tests_workloads_chain_fp_LDADD = -lpthread
@@ -65,6 +70,9 @@ EXTRA_DIST += tests/fuzz/corpus
 TESTS += tests/bats/fuzz.bats tests/bats/stream.bats tests/bats/pipeline.bats \
 	tests/bats/monitor.bats tests/bats/install.bats tests/bats/owners.bats \
 	tests/bats/cpa-show.bats tests/bats/cpa-compat.bats
+# Python frames: every CPython on the machine (tests/workloads/py_chain.py)
+TESTS += tests/bats/python.bats
+EXTRA_DIST += tests/workloads/py_chain.py
 
 fuzz: $(BUILT_SOURCES)
 	@set -e; $(foreach t,$(FUZZ_TARGETS), \

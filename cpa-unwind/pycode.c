@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Python code objects (pycode.h), read once per address through
+ * /proc/PID/mem: qualified name, file name, first line and line table; a
+ * sample's line is looked up in that table each time. What cannot be read
+ * (the process is gone, the address holds no code object of the version
+ * the sample names) is kept as unreadable and not read again.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "hash.h"
+#include "htab.h"
+#include "log.h"
+#include "pyoffsets.h"
+#include "proc.h"
+#include "pycode.h"
+
+
+#define PY_MAX_LINETABLE (64 * 1024)
+#define PY_MAX_CODES 65536	/* per process, then started over */
+
+struct pycodes {
+	int mem;			/* /proc/PID/mem, -1 when not open */
+	bool mem_failed;
+	struct pycode *codes;		/* [0] unused: ids start at 1 */
+	uint32_t n, cap;
+	struct cpa_htab index;
+};
+
+static struct pycodes *pycodes_of(struct proc *p)
+{
+	if (!p->py) {
+		p->py = cpa_calloc(1, sizeof(*p->py));
+		p->py->mem = -1;
+		cpa_htab_init(&p->py->index, 64);
+		CPA_GROW(p->py->codes, p->py->cap, 1);
+		p->py->n = 1;
+	}
+	return p->py;
+}
+
+static void codes_clear(struct pycodes *c)
+{
+	for (uint32_t i = 1; i < c->n; i++) {
+		free(c->codes[i].qualname);
+		free(c->codes[i].filename);
+		free(c->codes[i].lines);
+	}
+	c->n = 1;
+	cpa_htab_clear(&c->index);
+}
+
+void pycodes_free(struct pycodes *c)
+{
+	if (!c)
+		return;
+	codes_clear(c);
+	if (c->mem >= 0)
+		close(c->mem);
+	cpa_htab_free(&c->index);
+	free(c->codes);
+	free(c);
+}
+
+static bool mem_read(struct pycodes *c, uint32_t pid, uint64_t addr, void *out,
+		     size_t len)
+{
+	if (c->mem < 0 && !c->mem_failed) {
+		char fn[64];
+
+		snprintf(fn, sizeof(fn), "/proc/%u/mem", pid);
+		c->mem = open(fn, O_RDONLY | O_CLOEXEC);
+		c->mem_failed = c->mem < 0;
+	}
+	return c->mem >= 0 && addr < INT64_MAX &&
+	       pread(c->mem, out, len, (off_t)addr) == (ssize_t)len;
+}
+
+static uint64_t le64(const uint8_t *b)
+{
+	uint64_t v;
+	memcpy(&v, b, 8);
+	return v;
+}
+
+static size_t put_utf8(char *out, uint32_t cp)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | cp >> 12);
+		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | (cp >> 18 & 7));
+	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* A str object as UTF-8: compact ones only (every name the compiler
+ * makes is), at most PYCODE_MAX_STR characters. */
+static char *read_str(struct pycodes *c, uint32_t pid,
+		      const struct cpa_py_offsets *o, uint64_t addr)
+{
+	uint8_t hdr[64];
+	uint32_t state, kind;
+	uint64_t len;
+
+	if (!addr || !mem_read(c, pid, addr, hdr, sizeof(hdr)))
+		return NULL;
+	len = le64(hdr + o->str_length);
+	memcpy(&state, hdr + o->str_state, 4);
+	kind = (state >> 2) & 7;
+	if (!(state & 0x20) || len > PYCODE_MAX_STR ||
+	    (kind != 1 && kind != 2 && kind != 4))
+		return NULL;
+	if (state & 0x40) {	/* ASCII: the bytes follow the header */
+		char *s = cpa_malloc(len + 1);
+		if (!mem_read(c, pid, addr + o->str_ascii_size, s, len)) {
+			free(s);
+			return NULL;
+		}
+		s[len] = 0;
+		return s;
+	}
+	uint8_t raw[PYCODE_MAX_STR * 4];
+	if (!mem_read(c, pid, addr + o->str_compact_size, raw, len * kind))
+		return NULL;
+	char *s = cpa_malloc(len * 4 + 1), *q = s;
+	for (uint64_t i = 0; i < len; i++) {
+		uint32_t cp = 0;
+		memcpy(&cp, raw + i * kind, kind);	/* little-endian */
+		if (cp > 0x10ffff)
+			cp = 0xfffd;
+		q += put_utf8(q, cp);
+	}
+	*q = 0;
+	return s;
+}
+
+static void read_code(struct pycodes *c, uint32_t pid,
+		      const struct cpa_py_offsets *o, struct pycode *pc)
+{
+	uint8_t hdr[256], bh[40];
+	int32_t first;
+	uint64_t lt, n;
+
+	if (o->code_bytecode > sizeof(hdr) ||
+	    !mem_read(c, pid, pc->addr, hdr, o->code_bytecode))
+		return;
+	memcpy(&first, hdr + o->code_firstlineno, 4);
+	lt = le64(hdr + o->code_linetable);
+	if (first < 0 || !lt || !mem_read(c, pid, lt, bh, sizeof(bh)))
+		return;
+	n = le64(bh + o->bytes_size);
+	if (n > PY_MAX_LINETABLE)
+		return;
+	pc->qualname = read_str(c, pid, o, le64(hdr + o->code_qualname));
+	pc->filename = read_str(c, pid, o, le64(hdr + o->code_filename));
+	if (!pc->qualname || !pc->filename || !*pc->qualname) {
+		free(pc->qualname);
+		free(pc->filename);
+		pc->qualname = pc->filename = NULL;
+		return;
+	}
+	pc->firstlineno = first;
+	pc->lines = cpa_malloc(n ? n : 1);
+	if (!mem_read(c, pid, lt + o->bytes_data, pc->lines, n))
+		n = 0;
+	pc->nlines = (uint32_t)n;
+}
+
+const struct pycode *pycode_get(struct proc *p, const struct cpa_py_offsets *o,
+				uint64_t addr)
+{
+	struct pycodes *c = pycodes_of(p);
+	uint32_t pid = p->pid;
+	struct cpa_htab_probe pr;
+	uint64_t h = cpa_hash_u64(addr);
+
+	for (uint32_t id = cpa_htab_first(&c->index, h, &pr); id;
+	     id = cpa_htab_next(&c->index, &pr))
+		if (c->codes[id].addr == addr)
+			return &c->codes[id];
+	if (c->n > PY_MAX_CODES) {
+		codes_clear(c);
+		cpa_htab_first(&c->index, h, &pr);
+	}
+	CPA_GROW(c->codes, c->cap, c->n + 1);
+	struct pycode *pc = &c->codes[c->n];
+	memset(pc, 0, sizeof(*pc));
+	pc->addr = addr;
+	read_code(c, pid, o, pc);
+	cpa_htab_add(&c->index, &pr, c->n++);
+	return pc;
+}
+
+static uint32_t varint(const uint8_t **p, const uint8_t *end)
+{
+	uint32_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (*p >= end || shift > 28)
+			return v;
+		b = *(*p)++;
+		v |= (uint32_t)(b & 63) << shift;
+		shift += 6;
+	} while (b & 64);
+	return v;
+}
+
+/*
+ * The line of the instruction at byte offset instr, from a 3.11+
+ * location table (CPython's Objects/locations.md): entries of 1 to 8
+ * code units, each a first byte with bit 7 set (bits 3-6 the form, bits
+ * 0-2 the length less one) and the form's varints. Forms 13 and 14 carry
+ * a signed line delta, 10 to 12 a delta of 0 to 2, 15 no line at all.
+ */
+int32_t pycode_line(const struct pycode *pc, uint32_t instr)
+{
+	const uint8_t *p = pc->lines, *end = p + pc->nlines;
+	uint32_t unit = instr / 2, at = 0;
+	int32_t line = pc->firstlineno;
+
+	while (p < end) {
+		uint8_t b = *p++;
+		unsigned form = (b >> 3) & 15, len = (b & 7) + 1;
+
+		if (!(b & 0x80))
+			break;	/* not the start of an entry */
+		if (form == 13 || form == 14) {
+			uint32_t v = varint(&p, end);
+			line += (v & 1) ? -(int32_t)(v >> 1) : (int32_t)(v >> 1);
+		} else if (form >= 10 && form <= 12) {
+			line += (int32_t)form - 10;
+		}
+		if (unit < at + len)
+			return form == 15 ? pc->firstlineno : line;
+		at += len;
+		while (p < end && !(*p & 0x80))
+			p++;
+	}
+	return pc->firstlineno;
+}
+
