@@ -14,3 +14,4 @@ EXTRA_DIST += bench/run
 EXTRA_DIST += bench/offcpu-cost
 EXTRA_DIST += bench/heap-cost
 EXTRA_DIST += bench/mem-cost
+EXTRA_DIST += bench/python-cost

@@ -250,3 +250,4 @@ check_corrupt() {
 @test "python: a corrupt frame chain ends the walk: bounded, no crash, the sample marked truncated" {
 	each_py check_corrupt
 }
+
