@@ -103,6 +103,26 @@ start_monitor() {
 	[[ "$(stage_args store)" == *"--flush=1s"* ]]
 }
 
+@test "monitor: the memory modes from cpa.conf and the command line reach capture and unwind" {
+	require_bpf
+	printf 'mem = usage,malloc\nmem-probability = 100\nflush = 1s\n' >"$T/cpa.conf"
+	# --pid: no other process on the host pays for the malloc uprobes
+	cpa monitor --config "$T/cpa.conf" --dir "$STORE" --pid $$ \
+		--mem-probability 50 --mem-sample-bytes 64K --max-allocs 5000 \
+		2>"$T/monitor.err" 3>&- &
+	MON=$!
+	wait_for 20 test -s "$CPA_RUN_DIR/stages"
+	[[ "$(stage_args capture)" == *" --mem=usage,malloc "* ]]
+	# the command line's --mem-probability replaces the file's
+	[[ "$(stage_args capture)" == *" --mem-probability=50 "* ]]
+	[[ "$(stage_args capture)" != *"--mem-probability=100"* ]]
+	[[ "$(stage_args capture)" == *" --mem-sample-bytes=64K"* ]]
+	[[ "$(stage_args unwind)" == *" --max-allocs=5000"* ]]
+	# and the pipeline runs with them
+	wait_for 20 grep -q '^cpa-capture: kernel ' "$T/monitor.err"
+	run ! grep -q 'restarting the pipeline' "$T/monitor.err"
+}
+
 @test "status: shows non-zero rates while the monitor runs" {
 	require_bpf
 	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 30
