@@ -36,7 +36,7 @@ EXTRA_DIST += tests/bats/pprof-labels.bats
 TESTS += tests/bats/render-views.bats
 EXTRA_DIST += tests/bats/render-views.bats tests/browser/hour.test.js \
 	tests/browser/tap.js tests/browser/speedscope.test.js \
-	docs/img/render-html-hour.png
+	docs/img/render-html-hour.png docs/img/render-speedscope.png
 dist_check_DATA += tests/bats/browser_helper.bash
 EXTRA_DIST += tests/bats/render.bats tests/bats/render-browser.bats \
 	tests/data/render/README \

@@ -1,12 +1,13 @@
 #!/usr/bin/env bats
-# The time view that fits stored data, in headless Chromium: an hour of
-# stored history through `cpa show --format html`, one heatmap cell per
-# second (tests/browser/hour.test.js).
+# Views that fit the data and the viewers people use: an hour of stored
+# history through `cpa show --format html`, one heatmap cell per second
+# (tests/browser/hour.test.js); --format speedscope, checked byte for byte
+# and opened in speedscope itself (tests/browser/speedscope.test.js).
 #
 # Like render-browser.bats it needs Debian's chromium and playwright-core
 # (`cd tests/browser && npm install`); without them it skips, except under
 # CI (CI=true) or with CPA_REQUIRE_BROWSER=1, where it fails.
-# CPA_DOC_IMAGES=DIR also saves the picture docs/render.md shows there.
+# CPA_DOC_IMAGES=DIR also saves the pictures docs/render.md shows there.
 
 load browser_helper
 
@@ -166,7 +167,11 @@ speedscope_install() {
 	cpa-render --format speedscope -o "$T/threads.json" "$T/c.cpa"
 	cpa-render --format speedscope --profile-by process -o "$T/procs.json" "$T/c.cpa"
 	run node "$BROWSER_DIR/speedscope.test.js" "$SPEEDSCOPE" \
-		"$T/threads.json" "$T/procs.json"
+		"$T/threads.json" "$T/procs.json" "$T/speedscope.png"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	[ -s "$T/speedscope.png" ]
+	if [ -n "${CPA_DOC_IMAGES:-}" ]; then
+		cp "$T/speedscope.png" "$CPA_DOC_IMAGES/render-speedscope.png"
+	fi
 }

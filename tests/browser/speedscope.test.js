@@ -6,10 +6,12 @@
  * what its canvas draws. The labels speedscope draws are caught where
  * they are drawn, at CanvasRenderingContext2D.fillText.
  *
- * usage: speedscope.test.js INDEX THREADS PROCESSES
+ * usage: speedscope.test.js INDEX THREADS PROCESSES [SHOT.png]
  *   INDEX      speedscope's dist/release/index.html
  *   THREADS    --format speedscope of a capture of chain_fp --threads 1
  *   PROCESSES  the same with --profile-by process
+ *   SHOT       where to save a picture of the process's left heavy view
+ *              (for docs/render.md)
  * Prints TAP; exits non-zero on the first failure.
  */
 "use strict";
@@ -18,7 +20,7 @@ const os = require("os");
 const path = require("path");
 const { ok, main } = require("./tap");
 
-const [indexPath, threadsPath, processesPath] = process.argv.slice(2);
+const [indexPath, threadsPath, processesPath, shotPath] = process.argv.slice(2);
 if (!indexPath || !threadsPath || !processesPath) {
 	console.error("usage: speedscope.test.js INDEX THREADS PROCESSES");
 	process.exit(2);
@@ -109,6 +111,9 @@ main(async (browser) => {
 	v = await view(page, "2");
 	ok(has(v, chain) && v.drawn.includes("worker_main"),
 	   "left heavy: both threads' chains in the process", v.drawn);
+	if (shotPath)
+		await page.screenshot({ path: shotPath, clip: { x: 0, y: 0,
+			width: 1200, height: 420 } });
 	ok(page.cpaErrors.length === 0, "no script errors", page.cpaErrors);
 	fs.unlinkSync(page.cpaScript);
 	await page.close();
