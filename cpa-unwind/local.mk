@@ -57,7 +57,8 @@ EXTRA_DIST += tests/workloads/cxx_chain.cc tests/workloads/rust_chain.rs \
 # Java: JVMs asked for their perf maps; the workload is compiled by the
 # suite with the JDK's javac.
 TESTS += tests/bats/java.bats
-EXTRA_DIST += tests/bats/java.bats tests/workloads/JavaChain.java
+EXTRA_DIST += tests/bats/java.bats tests/workloads/JavaChain.java \
+	bench/java-cost docs/img/java-chain.png
 
 # Hostile objects (tests/hostile/): hostile-elf writes ELF files that cost
 # as much as a small file can, hostile-spin maps one and spins in it.
