@@ -34,7 +34,9 @@ static const int capture_caps[] = {
 	CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, -1,
 };
 static const int unwind_caps[] = {
-	CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG, -1,
+	CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG,
+	CAP_KILL, CAP_DAC_OVERRIDE, CAP_CHOWN,	/* attaching to JVMs */
+	-1,
 };
 
 struct running {

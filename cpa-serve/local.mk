@@ -23,6 +23,20 @@ dist_man1_MANS += docs/man/cpa-serve.1
 # HTTP with curl and jq, real BPF as root.
 TESTS += tests/bats/serve.bats tests/bats/serve-errors.bats \
 	tests/bats/serve-restart.bats tests/bats/serve-history.bats \
-	tests/bats/serve-api.bats
-dist_check_DATA += tests/bats/serve_helper.bash
+	tests/bats/serve-api.bats tests/bats/serve-load.bats
+dist_check_DATA += tests/bats/serve_helper.bash tests/bats/serve_load.bash
+EXTRA_DIST += tests/bats/serve-load-long.bats
 EXTRA_DIST += docs/api.md
+
+# Fuzz target: the job body parser (tests/fuzz/serve_spec_fuzz.c).
+check_PROGRAMS += tests/fuzz/serve_spec_replay
+tests_fuzz_serve_spec_replay_SOURCES = tests/fuzz/serve_spec_fuzz.c \
+	tests/fuzz/replay.c cpa-serve/spec.c
+tests_fuzz_serve_spec_replay_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-serve
+tests_fuzz_serve_spec_replay_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+tests_fuzz_serve_spec_replay_LDADD = lib/libcpa.a $(JSONC_LIBS)
+FUZZ_TARGETS += serve_spec
+FUZZ_EXTRA_serve_spec = cpa-serve/spec.c
+FUZZ_CFLAGS_serve_spec = -I$(srcdir)/cpa-serve $(JSONC_CFLAGS)
+FUZZ_LIBS_serve_spec = $(JSONC_LIBS)
+EXTRA_DIST += tests/fuzz/serve_spec_fuzz.c

@@ -22,6 +22,7 @@ const struct result_format result_formats[] = {
 	{ "raw", "folded", "raw.folded", "application/json" },
 	{ "flamegraph", "svg", "flamegraph.svg", "image/svg+xml" },
 	{ "pprof", "pprof", "profile.pb.gz", "application/octet-stream" },
+	{ "speedscope", "speedscope", "speedscope.json", "application/json" },
 };
 const size_t n_result_formats =
 	sizeof(result_formats) / sizeof(result_formats[0]);

@@ -20,6 +20,11 @@
 const struct job_mode job_modes[] = {
 	{ "cpu", "oncpu", { NULL }, false, true },
 	{ "cpu", "offcpu", { "--offcpu", "--no-oncpu", NULL }, true, false },
+	{ "memory", "virt", { "--mem=virt", "--no-oncpu", NULL }, true, false },
+	{ "memory", "phys", { "--mem=phys", "--no-oncpu", NULL }, true, false },
+	{ "memory", "usage", { "--mem=usage", "--no-oncpu", NULL }, true, false },
+	{ "memory", "malloc", { "--mem=malloc", "--no-oncpu", NULL }, true,
+	  false },
 };
 const size_t n_job_modes = sizeof(job_modes) / sizeof(job_modes[0]);
 

@@ -210,9 +210,10 @@ static int read_record(json_object *o, const char *id, struct job *j)
 
 	memset(j, 0, sizeof(*j));
 	s = get_str(o, "id");
-	if (!s || strcmp(s, id) || !type || !mode || !scope || !status)
+	if (!s || strcmp(s, id) || strlen(id) != JOB_ID_LEN || !type ||
+	    !mode || !scope || !status)
 		return -1;
-	snprintf(j->id, sizeof(j->id), "%s", id);
+	memcpy(j->id, id, JOB_ID_LEN + 1);
 	if ((i = spec_find_mode(type, mode)) < 0)
 		return -1;
 	j->spec.mode = (unsigned)i;

@@ -92,7 +92,7 @@ CLEANFILES += tests/fuzz/*_fuzz
 
 # Soak and long fault tests: minutes each, so not in `make check`.
 LONG_TESTS = tests/bats/unwind-soak.bats tests/bats/store-soak.bats \
-	tests/bats/monitor-soak.bats
+	tests/bats/monitor-soak.bats tests/bats/serve-load-long.bats
 EXTRA_DIST += tests/bats/monitor-soak.bats
 check-long: all $(check_PROGRAMS)
 	$(AM_TESTS_ENVIRONMENT) $(BATS) $(addprefix $(srcdir)/,$(LONG_TESTS))

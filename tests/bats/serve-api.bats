@@ -22,7 +22,7 @@ examples() {	# the ```sh blocks of docs/api.md, in order
 @test "api: every endpoint of docs/api.md has a curl example" {
 	examples >"$T/examples.sh"
 	awk -F'`' '/^\| `(GET|POST) \/v1\// { print $2 }' "$DOC" >"$T/endpoints"
-	[ "$(wc -l <"$T/endpoints")" -ge 9 ]
+	[ "$(wc -l <"$T/endpoints")" -ge 10 ]
 	while read -r method path; do
 		# the path as the examples write it: ids as $ID, no query
 		p=${path%%\?*}
@@ -46,6 +46,7 @@ examples() {	# the ```sh blocks of docs/api.md, in order
 	xmllint --noout "$T/profile.svg"
 	grep -q '<title>hot_leaf (' "$T/profile.svg"
 	gzip -t "$T/profile.pb.gz"
+	jq -e '."$schema" | test("speedscope")' "$T/profile.speedscope.json"
 	xmllint --noout "$T/last5m.svg"
 	grep -q '<title>hot_leaf (' "$T/last5m.svg"
 	# the raw example printed the total, then lines of the chain

@@ -104,6 +104,11 @@ setup() {
 		grep -q "<title>$f (" "$T/fg.svg"
 	done
 
+	# speedscope: JSON naming the chain's frames
+	[ "$(BODY_FILE=$T/s.json api GET "/v1/profiling/$id/speedscope")" = 200 ]
+	jq -e '."$schema" | test("speedscope")' "$T/s.json"
+	jq -e '[.shared.frames[].name] | index("hot_leaf")' "$T/s.json"
+
 	# pprof: go tool pprof reads it, and finds the chain
 	command -v go >/dev/null || skip_missing "no go"
 	[ "$(BODY_FILE=$T/p.pb.gz api GET "/v1/profiling/$id/pprof")" = 200 ]
@@ -187,6 +192,8 @@ setup() {
 	[ "$(jqb -r .features.pmu)" = "$(sed -n 's/^pmu=yes/true/p; s/^pmu=no/false/p' "$T/features")" ]
 	v=$(jqb -r '.types.cpu | join(",")')
 	[ "$v" = oncpu,offcpu ]
+	v=$(jqb -r '.types.memory | join(",")')
+	[ "$v" = virt,phys,usage,malloc ]
 	v=$(jqb -r '.scopes | join(",")')
 	[ "$v" = host,pid,container ]
 }
