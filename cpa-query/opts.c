@@ -206,16 +206,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static uint64_t time_arg(const char *opt, const char *arg, uint64_t now)
-{
-	uint64_t t;
-	if (cpa_parse_time(arg, now, &t) < 0)
-		cpa_die_usage("invalid %s '%s': expected HH:MM[:SS], "
-			      "YYYY-MM-DD[ HH:MM[:SS]], ISO 8601, @EPOCH, now "
-			      "or -10m", opt, arg);
-	return t;
-}
-
 void query_opts_parse(struct query_opts *o, int argc, char **argv)
 {
 	memset(o, 0, sizeof(*o));
@@ -236,17 +226,17 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 		o->from = now > d ? now - d : 0;
 	}
 	if (ps.from)
-		o->from = time_arg("--from", ps.from, now);
+		o->from = cpa_opt_time_ns("--from", ps.from, now);
 	if (ps.to)
-		o->to = time_arg("--to", ps.to, now);
+		o->to = cpa_opt_time_ns("--to", ps.to, now);
 	if (o->from >= o->to)
 		cpa_die_usage("empty range: --from is not before --to");
 	if (!!ps.diff_from != !!ps.diff_to)
 		cpa_die_usage("--diff-from and --diff-to go together");
 	if (ps.diff_from) {
 		o->diff = true;
-		o->diff_from = time_arg("--diff-from", ps.diff_from, now);
-		o->diff_to = time_arg("--diff-to", ps.diff_to, now);
+		o->diff_from = cpa_opt_time_ns("--diff-from", ps.diff_from, now);
+		o->diff_to = cpa_opt_time_ns("--diff-to", ps.diff_to, now);
 		if (o->diff_from >= o->diff_to)
 			cpa_die_usage("empty baseline range: --diff-from is "
 				      "not before --diff-to");

@@ -50,6 +50,16 @@ uint64_t cpa_opt_duration_ns(const char *opt, const char *arg)
 	return ns;
 }
 
+uint64_t cpa_opt_time_ns(const char *opt, const char *arg, uint64_t now_ns)
+{
+	uint64_t t;
+	if (cpa_parse_time(arg, now_ns, &t) < 0)
+		cpa_die_usage("invalid %s '%s': expected HH:MM[:SS], "
+			      "YYYY-MM-DD[ HH:MM[:SS]], ISO 8601, @EPOCH, now "
+			      "or -10m", opt, arg);
+	return t;
+}
+
 uint64_t cpa_opt_size(const char *opt, const char *arg)
 {
 	uint64_t n;

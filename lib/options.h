@@ -24,6 +24,9 @@ uint64_t cpa_opt_uint(const char *opt, const char *arg, uint64_t min,
 		      uint64_t max);
 /* duration like 10s, 500ms, 5m, 2h, 7d, or plain seconds */
 uint64_t cpa_opt_duration_ns(const char *opt, const char *arg);
+/* a point in time as cpa_parse_time takes it (HH:MM[:SS], dates, ISO
+ * 8601, @EPOCH, now, -10m), relative ones to now_ns */
+uint64_t cpa_opt_time_ns(const char *opt, const char *arg, uint64_t now_ns);
 /* size like 4096, 64K, 512M, 2G */
 uint64_t cpa_opt_size(const char *opt, const char *arg);
 /* comma-separated list of unsigned integers, e.g. --pid 12,34 ; appends to
