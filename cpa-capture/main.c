@@ -50,6 +50,9 @@ static void write_meta(const struct capture_config *cfg,
 	output_meta("kernel", f->release);
 	snprintf(buf, sizeof(buf), "%u", cfg->freq);
 	output_meta("frequency", buf);
+	/* the guide line of the terminal UI's CPU trend */
+	snprintf(buf, sizeof(buf), "%ld", sysconf(_SC_NPROCESSORS_CONF));
+	output_meta("cpus", buf);
 	snprintf(buf, sizeof(buf), "%s%s%s%s%s",
 		 cfg->no_oncpu ? "" : "oncpu",
 		 cfg->offcpu ? (cfg->no_oncpu ? "offcpu" : ",offcpu") : "",

@@ -12,9 +12,14 @@ cpa_render_cpa_render_SOURCES = \
 	cpa-render/text.c \
 	cpa-render/folded_out.c \
 	cpa-render/pprof_out.c \
-	cpa-render/speedscope.c
+	cpa-render/speedscope.c \
+	cpa-render/tui.c cpa-render/tui.h \
+	cpa-render/tui_data.c \
+	cpa-render/tui_view.c
 nodist_cpa_render_cpa_render_SOURCES = cpa-render/assets.c
-cpa_render_cpa_render_LDADD = lib/libcpa.a $(ZLIB_LIBS) $(M_LIBS)
+cpa_render_cpa_render_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS)
+cpa_render_cpa_render_LDADD = lib/libcpa.a $(NCURSES_LIBS) $(ZLIB_LIBS) \
+	$(M_LIBS)
 
 # The browser code is kept as plain .js files and built into the program
 # as C strings, so every SVG and HTML page is self-contained.
@@ -30,7 +35,8 @@ EXTRA_DIST += $(CPA_RENDER_JS) cpa-render/js2c.sh
 
 dist_man1_MANS += docs/man/cpa-render.1
 
-TESTS += tests/bats/render.bats tests/bats/render-browser.bats
+TESTS += tests/bats/render.bats tests/bats/render-browser.bats \
+	tests/bats/tui.bats
 TESTS += tests/bats/pprof-labels.bats
 EXTRA_DIST += tests/bats/pprof-labels.bats
 TESTS += tests/bats/render-views.bats
@@ -39,6 +45,7 @@ EXTRA_DIST += tests/bats/render-views.bats tests/browser/hour.test.js \
 	docs/img/render-html-hour.png docs/img/render-speedscope.png
 dist_check_DATA += tests/bats/browser_helper.bash
 EXTRA_DIST += tests/bats/render.bats tests/bats/render-browser.bats \
+	tests/bats/tui.bats \
 	tests/data/render/README \
 	tests/data/render/perf-collapsed.folded \
 	tests/data/render/bpftrace-collapsed.folded \

@@ -15,12 +15,14 @@
 #include "options.h"
 #include "render.h"
 #include "timeparse.h"
+#include "tui.h"
 
 enum {
 	OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_MINWIDTH,
 	OPT_COLORS, OPT_HASH, OPT_COUNTNAME, OPT_REVERSE, OPT_INVERTED,
 	OPT_FLAMECHART, OPT_NEGATE, OPT_UNIT, OPT_KIND, OPT_LABELS, OPT_TOP,
-	OPT_FREQ, OPT_SKIP_BAD, OPT_PROFILE_BY,
+	OPT_FREQ, OPT_SKIP_BAD, OPT_PROFILE_BY, OPT_TUI, OPT_FOLLOW, OPT_FROM,
+	OPT_TO, OPT_LAST,
 };
 
 static const char doc[] =
@@ -36,7 +38,12 @@ static const char doc[] =
 	"Examples:\n"
 	"  cpa-query --dir /var/lib/cpa --last 5m | cpa-render > cpu.svg\n"
 	"  perf script | stackcollapse-perf.pl | cpa-render --title perf > p.svg\n"
-	"  cpa-render --format pprof -o cpu.pb.gz profile.folded\n\n"
+	"  cpa-render --format pprof -o cpu.pb.gz profile.folded\n"
+	"  cpa-render --tui -- cpa-query --dir /var/lib/cpa\n\n"
+	"With --tui, the arguments after -- are the query command: the terminal "
+	"UI runs it with --list, and with --from, --to and --format stream "
+	"for each range it shows; without them it reads one stream from FILE "
+	"or standard input, keys always from /dev/tty.\n\n"
 	"Exit status: 0 on success, 1 on bad input, 2 on bad options.";
 
 static const struct argp_option options[] = {
@@ -85,6 +92,18 @@ static const struct argp_option options[] = {
 	{ "freq", OPT_FREQ, "HZ", 0,
 	  "pprof: sampling frequency, for CPU time (default from the stream's "
 	  "meta; without it, no CPU time)", 3 },
+	{ NULL, 0, NULL, 0, "Terminal UI:", 4 },
+	{ "tui", OPT_TUI, NULL, 0,
+	  "browse the history in the terminal: trend, window, flame graph "
+	  "(keys: ? in the UI, or cpa-render(1))", 4 },
+	{ "follow", OPT_FOLLOW, NULL, 0,
+	  "tui: show new windows as the store commits them", 4 },
+	{ "from", OPT_FROM, "TIME", 0, "tui: start of the history (default: "
+	  "the store's oldest)", 4 },
+	{ "to", OPT_TO, "TIME", 0, "tui: end of the history (default: the "
+	  "store's newest)", 4 },
+	{ "last", OPT_LAST, "DURATION", 0, "tui: the history is the last "
+	  "DURATION up to now", 4 },
 	{ 0 },
 };
 
@@ -177,6 +196,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->period_ns = 1000000000ull /
 			       cpa_opt_uint("--freq", arg, 1, 1000000);
 		break;
+	case OPT_TUI: o->tui = true; break;
+	case OPT_FOLLOW: o->follow = true; break;
+	case OPT_FROM: o->tui_from = cpa_opt_time_ns("--from", arg, cpa_now_ns()); break;
+	case OPT_TO: o->tui_to = cpa_opt_time_ns("--to", arg, cpa_now_ns()); break;
+	case OPT_LAST:
+		o->tui_last = cpa_opt_duration_ns("--last", arg);
+		break;
 	case ARGP_KEY_ARG:
 		if (o->input)
 			argp_error(state, "one input file at most ('%s' and '%s')",
@@ -218,7 +244,41 @@ int main(int argc, char **argv)
 
 	cpa_options_init(argv[0]);
 	cpa_labels_default(&o.labels);
+	/* "--tui -- COMMAND ARGS": the query command is not cpa-render's */
+	char **query = NULL;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			if (i + 1 < argc)
+				query = argv + i + 1;
+			argv[i] = NULL;
+			argc = i;
+			break;
+		}
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	if (o.tui) {
+		if (o.output || o.format != FORMAT_SVG)
+			cpa_die_usage("--tui draws on the terminal; it takes "
+				      "no --output or --format");
+		if (query && o.input)
+			cpa_die_usage("--tui reads '%s' or runs the query "
+				      "after --, not both", o.input);
+		if (o.follow && !query)
+			cpa_die_usage("--follow needs the query command after "
+				      "--: cpa-render --tui --follow -- "
+				      "cpa-query --dir DIR");
+		if ((o.tui_from || o.tui_to || o.tui_last) && !query)
+			cpa_die_usage("--from, --to and --last choose what the "
+				      "query after -- reads");
+		if (o.tui_last && (o.tui_from || o.tui_to))
+			cpa_die_usage("--last cannot be combined with --from "
+				      "or --to");
+		if (o.tui_from && o.tui_to && o.tui_from >= o.tui_to)
+			cpa_die_usage("empty range: --from is not before --to");
+		return tui_run(&o, query) < 0 ? CPA_EXIT_FAILURE : 0;
+	}
+	if (query)
+		cpa_die_usage("arguments after -- are the query command of "
+			      "--tui");
 	if (o.flamechart && o.format != FORMAT_SVG)
 		cpa_die_usage("--flamechart draws an svg; it cannot go with "
 			      "--format other than svg");

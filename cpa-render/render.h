@@ -50,6 +50,11 @@ struct render_opts {
 	struct cpa_labels labels;	/* root labels from a stream */
 	bool labels_set;		/* --labels given */
 	bool by_process;		/* speedscope: a profile per process */
+	/* --tui: the terminal UI (tui.h) */
+	bool tui;
+	bool follow;			/* new windows as the store commits */
+	uint64_t tui_from, tui_to;	/* the history; 0 the store's own */
+	uint64_t tui_last;		/* or the last so long up to now */
 };
 
 /* One sample kept in time order (stream input for --flamechart and html;

@@ -58,6 +58,15 @@ void tree_init(struct tree *t, bool adjacent)
 	node_new(t, TREE_NONE, 0);
 }
 
+void tree_reserve(struct tree *t, uint32_t nodes)
+{
+	if (t->adjacent || nodes <= t->cap || t->n > 1)
+		return;
+	CPA_GROW(t->nodes, t->cap, (size_t)nodes);
+	cpa_htab_free(&t->index);
+	cpa_htab_init(&t->index, nodes);
+}
+
 void tree_free(struct tree *t)
 {
 	free(t->nodes);

@@ -47,6 +47,9 @@ struct tree {
 };
 
 void tree_init(struct tree *t, bool adjacent);
+/* Room for about nodes nodes before anything grows, for a caller that
+ * knows the size from a tree built before; only on a new merged tree. */
+void tree_reserve(struct tree *t, uint32_t nodes);
 void tree_free(struct tree *t);
 /* Interned id of a frame name. */
 uint32_t tree_name(struct tree *t, const char *s, size_t len);

@@ -67,7 +67,7 @@ config_rejected() {
 	[[ "$output" == *"gap "* ]]
 }
 
-@test "show: cpa(1)'s and the --use_cui hint's example: --format html -o FILE, with the time heatmap" {
+@test "show: cpa(1)'s example: --format html -o FILE, with the time heatmap" {
 	cd "$T"
 	from=$(date -d '-25 min' +%H:%M) to=$(date -d '-15 min' +%H:%M)
 	run cpa show --from "$from" --to "$to" --comm nginx --format html -o nginx.html
@@ -78,14 +78,6 @@ config_rejected() {
 	# Query handed render the stream: the page has the samples' seconds.
 	grep -q 'id="heat"' nginx.html
 	[[ "$(grep -o 'cols: [0-9]*' nginx.html)" == "cols: 1" ]]
-	# The hint cpa prints for --use_cui, as it says it.
-	run cpa show --use_cui
-	[ "$status" -eq 2 ]
-	hint=$(grep -o 'cpa show --format html -o FILE' <<<"${lines[0]}")
-	run ${hint/FILE/hint.html}
-	[ "$status" -eq 0 ]
-	grep -q 'id="heat"' hint.html
-	grep -q '"leaf"' hint.html
 }
 
 @test "show: --top goes to render alone and picks its text view" {
@@ -154,7 +146,7 @@ config_rejected() {
 	[[ "$output" == *"range "* ]]
 	config_rejected "dir = $STORE\nfrobnicate: 3" "bad.conf:2: unknown key 'frobnicate'"
 	config_rejected 'list = maybe' "bad.conf:1: invalid value 'maybe' for 'list': expected true or false"
-	config_rejected 'use_cui: 1' "bad.conf:1: 'use_cui' (CPA) is not available: "
+	config_rejected 'use_cache: 1' "bad.conf:1: 'use_cache' (CPA) is not available: "
 	config_rejected 'just words' "bad.conf:1: expected 'key = value' or 'key: value'"
 }
 
@@ -213,12 +205,20 @@ config_rejected() {
 	[ "$(paste -sd, <<<"$folded")" = "app;main;run;leaf 7,nginx;main;serve;parse 5,redis;main;loop 3" ]
 }
 
-@test "CPA: --use_cui and -G say the terminal UI is not there yet, in one line" {
-	for form in --use_cui -G "--use_cui 1"; do
-		run cpa show $form
+@test "CPA: --use_cui and -G are cpa show --tui (driven in tmux by tui.bats)" {
+	run cpa options
+	[ "$status" -eq 0 ]
+	[[ "$output" == *$'\n'"show     --use_cui            flag   render                 tui"* ]]
+	[[ "$output" == *$'\n'"show     --tui                flag   render                 ="* ]]
+	# the terminal UI takes no output file, under any of its names
+	for form in --tui --use_cui -G "--use_cui 1"; do
+		run cpa show $form -o x.svg
 		[ "$status" -eq 2 ]
-		[ "${lines[0]}" = "cpa: --use_cui (CPA) is not available: the terminal UI is not built yet; for a time heatmap to pick a range from: cpa show --format html -o FILE" ]
+		[ "${lines[0]}" = "cpa: --tui draws on the terminal; it takes no -o or --output_prof" ]
 	done
+	run cpa show --follow
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "cpa: --follow goes with --tui" ]
 }
 
 @test "CPA: --no_pid, --no_env (-P, -V) are the default; the rest without an equivalent exit 2 saying why" {
