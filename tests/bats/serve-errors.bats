@@ -149,3 +149,26 @@ setup() {
 	run -2 cpa-serve --listen 127.0.0.1:0 --tls-cert "$T/s/token"
 	[[ "$output" =~ "--tls-cert and --tls-key go together" ]]
 }
+
+@test "serve errors: with --tls-cert and --tls-key it serves HTTPS only, and still wants the token" {
+	command -v openssl >/dev/null || skip_missing "openssl not installed"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 \
+		-keyout "$T/key.pem" -out "$T/cert.pem" 2>"$T/openssl.err"
+	local plain_url=$SERVE_URL plain_pid=$SERVE_PID plain_dir=$SERVE_DIR
+	serve_start "$T/tls" --tls-cert "$T/cert.pem" --tls-key "$T/key.pem"
+	grep -q 'serving on .* with TLS' "$T/tls/serve.log"
+	https=${SERVE_URL/http:/https:}
+	code=$(curl -sS -o "$T/b" -w '%{http_code}' --cacert "$T/cert.pem" \
+		-H "Authorization: Bearer $TOKEN" "$https/v1/profiling/capabilities")
+	[ "$code" = 200 ]
+	jq -e .kernel "$T/b"
+	code=$(curl -sS -o "$T/b" -w '%{http_code}' --cacert "$T/cert.pem" "$https/v1/profiling")
+	[ "$code" = 401 ]
+	# plain HTTP gets no answer from it
+	run curl -sS -o /dev/null -H "Authorization: Bearer $TOKEN" "$SERVE_URL/v1/profiling"
+	[ "$status" -ne 0 ]
+	serve_stop
+	SERVE_URL=$plain_url SERVE_PID=$plain_pid SERVE_DIR=$plain_dir
+	TOKEN=$(cat "$SERVE_DIR/token")
+}
