@@ -37,6 +37,28 @@ launch() {
 	echo $! > "$T/$name.bgpid"
 }
 
+# exit_and_exec N PY: a process that exits and one that execs while a
+# live capture | unwind pipeline samples them, released once it is
+# attached
+exit_and_exec() {
+	local i=$1 py=$2 m
+	launch "py$i-exit" "$py" "$PYWL" chain 4
+	launch "py$i-exec" "$py" "$PYWL" exec 6
+	for m in exit exec; do
+		wait_for 60 grep -q '^ready ' "$T/py$i-$m.out"
+		awk '/^ready /{print $2; exit}' "$T/py$i-$m.out" > "$T/py$i-$m.pid"
+	done
+	( cpa-capture --freq 199 --duration 7 --comm "$(basename "$py")" \
+		2> "$T/py$i-life.err" 3>&- |
+		cpa-unwind --folded --labels pid,tid > "$T/py$i-life.folded" 3>&- ) &
+	echo $! > "$T/py$i-life.cpid"
+	wait_for 30 grep -q '^cpa-capture: kernel ' "$T/py$i-life.err"
+	for m in exit exec; do
+		kill -USR1 "$(pidof_wl "py$i-$m")"
+	done
+	wait "$(cat "$T/py$i-life.cpid")"
+}
+
 setup_file() {
 	require_bpf
 	export T=$BATS_FILE_TMPDIR
@@ -67,6 +89,7 @@ setup_file() {
 		for m in $MODES unsupported; do
 			kill "$(cat "$T/py$i-$m.bgpid")"
 		done
+		exit_and_exec "$i" "$py"
 	done < "$T/interpreters"
 	echo "$i" > "$T/count"
 }
@@ -251,3 +274,37 @@ check_corrupt() {
 	each_py check_corrupt
 }
 
+# the samples of a process that exits: the ones with Python frames (not
+# those of its interpreter's finalization and its exit) named
+check_exit() {
+	local pid F=$PYWL total chain unknown
+	pid=$(pidof_wl "py$1-exit")
+	grep -F "[pid $pid];" "$T/py$1-life.folded" | grep -v '^off-CPU\|^scheduling' > "$T/py$1.exit" || true
+	total=$(awk '/_\[py\]/ {s += $NF} END {print s + 0}' "$T/py$1.exit")
+	chain=$(awk -v k="handler ($F:$(line handler-parse))_[py];parse ($F:$(line parse-compute))_[py]" \
+		'index($0, k) {s += $NF} END {print s + 0}' "$T/py$1.exit")
+	unknown=$(awk 'index($0, "[unknown]_[py]") {s += $NF} END {print s + 0}' "$T/py$1.exit")
+	echo "$2: a process that exits: $total samples with Python frames, $chain with its chain, $unknown unknown"
+	[ "$chain" -ge 10 ]
+	[ $(( chain * 100 )) -ge $(( total * 90 )) ]
+	[ $(( unknown * 10 )) -le "$total" ]
+}
+
+check_exec() {
+	local pid F=$PYWL before after total unknown
+	pid=$(pidof_wl "py$1-exec")
+	grep -F "[pid $pid];" "$T/py$1-life.folded" | grep -v '^off-CPU\|^scheduling' > "$T/py$1.exec" || true
+	total=$(awk '/_\[py\]/ {s += $NF} END {print s + 0}' "$T/py$1.exec")
+	before=$(awk -v k="before_exec ($F:" 'index($0, k) {s += $NF} END {print s + 0}' "$T/py$1.exec")
+	after=$(awk -v k="after_exec ($F:" 'index($0, k) {s += $NF} END {print s + 0}' "$T/py$1.exec")
+	unknown=$(awk 'index($0, "[unknown]_[py]") {s += $NF} END {print s + 0}' "$T/py$1.exec")
+	echo "$2: a process that execs: $total samples with Python frames, $before before, $after after, $unknown unknown"
+	[ "$before" -ge 10 ]
+	[ "$after" -ge 10 ]
+	[ $(( unknown * 10 )) -le "$total" ]
+}
+
+@test "python: a process that exits or execs while sampled keeps its frames named" {
+	each_py check_exit
+	each_py check_exec
+}
