@@ -51,6 +51,7 @@ EXTRA_DIST += tests/bats/render.bats tests/bats/render-browser.bats \
 	tests/data/render/bpftrace-collapsed.folded \
 	tests/browser/package.json tests/browser/render.test.js \
 	tests/browser/screenshot.js tests/browser/render-images \
+	tests/browser/tui-image bench/tui docs/img/render-tui.png \
 	bench/render-gen bench/render-bench \
 	docs/render.md docs/img/render-svg.png docs/img/render-svg-zoom.png \
 	docs/img/render-icicle.png docs/img/render-diff.png \
