@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# 50 clients polling cpa-serve for 30 s while a job runs (the 5 s run is
-# serve-load.bats, in make check).
+# 50 clients polling cpa-serve for 30 s while a job runs; in make
+# check-long, as it does not fit make check's time budget.
 load helper
 load serve_helper
 load serve_load

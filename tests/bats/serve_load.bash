@@ -1,5 +1,5 @@
-# The load test of cpa-serve, short in serve-load.bats (make check) and
-# 30 s in serve-load-long.bats (make check-long): 50 clients on loopback
+# The load test of cpa-serve (serve-load-long.bats, make check-long):
+# 50 clients on loopback
 # poll the job list, a running job and the capabilities while a real job
 # runs; every answer must be 200, the server must live, and its memory
 # stay flat. Prints requests per second (docs/performance.md).
