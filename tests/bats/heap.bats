@@ -44,6 +44,17 @@ setup_file() {
 	done
 }
 
+teardown_file() {
+	# a set-up that failed half-way leaves the workload waiting for its
+	# signal, and a capture running
+	kill_bg
+	local f
+	for f in "$T"/*.cpid; do
+		[ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
+	return 0
+}
+
 setup() {
 	T=$BATS_FILE_TMPDIR
 }
