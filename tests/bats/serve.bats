@@ -26,7 +26,7 @@ post() {	# post NAME JSON: a job, its id in $F/NAME.id, its answer in $F/NAME.ne
 setup_file() {
 	require_bpf
 	require_serve_tools
-	serve_start "$F/serve" --max-jobs 8
+	serve_start "$F/serve" --max-jobs 8 --max-jobs-per-target 2
 	: >"$F/bg.pids"
 	# two spinners only: more would starve curl and the server on two
 	# CPUs. chain_fp runs outside the container, chain_nofp inside.
@@ -37,6 +37,7 @@ setup_file() {
 	wait_for 30 job_attached "$(cat "$F/off.id")"
 	kill -USR1 "$(cat "$F/sleeper.pid")"
 	post host '{"type":"cpu","mode":"oncpu","scope":"host","duration_seconds":3,"freq":99}'
+	post mem '{"type":"memory","mode":"virt","scope":"host","duration_seconds":2}'
 	post long "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"pid\",\"pid\":$(cat "$F/pid.pid"),\"duration_seconds\":600}"
 	post bad '{"type":"cpu","mode":"oncpu","scope":"pid","pid":4194304,"duration_seconds":2}'
 	local root cid
@@ -169,6 +170,17 @@ setup() {
 	[ "$(api GET "/v1/profiling?status=running")" = 200 ]
 	v=$(jqb -r --arg id "$id" '[.jobs[] | select(.id == $id)] | length')
 	[ "$v" = 0 ]
+}
+
+@test "serve: a memory job records address space growth by allocating stack, in bytes" {
+	id=$(cat "$F/mem.id")
+	wait_job "$id" completed
+	[ "$(api GET "/v1/profiling/$id/raw?limit=100000")" = 200 ]
+	body | jq -r '.lines[]' >"$T/mem.folded"
+	# the processes that mapped memory meanwhile (the job's own
+	# cpa-unwind does), under the memory kind's root frame
+	grep -qE '^memory virtual;[^;]+;.* [0-9]+$' "$T/mem.folded"
+	run ! grep -v '^memory virtual;' "$T/mem.folded"
 }
 
 @test "serve: a job whose capture fails is failed with its reason and the capture's words" {
