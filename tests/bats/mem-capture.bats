@@ -177,6 +177,26 @@ teardown_file() {
 	[ "$(count "$T/evict.dump" '^lost .*reason=alloc-table')" -gt 0 ]
 }
 
+@test "mem usage: allocations keep their stacks across dictionary resets" {
+	# a reset after every few samples: the allocations held are interned
+	# again, so every free still names its allocation's stack
+	cpa-unwind --folded --max-dict 4K < "$T/exited.cpa" > "$T/reset.folded"
+	sort "$T/exited.folded" > "$T/a.sorted"
+	sort "$T/reset.folded" > "$T/b.sorted"
+	cmp "$T/a.sorted" "$T/b.sorted"
+	[ "$(count "$T/reset.folded" '^\\[freed\\];memory usage;memory;.*;leak_path;')" -ge 4096 ]
+	# and in the stream, with its reset records, through the store
+	cpa-unwind --max-dict 4K < "$T/exited.cpa" > "$T/reset.sym"
+	"$CPA_BUILDDIR/tests/tools/cpa-dump" < "$T/reset.sym" > "$T/reset.dump"
+	[ "$(count "$T/reset.dump" '^reset')" -gt 10 ]
+	cpa-store --dir "$T/reset-store" < "$T/reset.sym"
+	cpa-query --dir "$T/reset-store" --kind mem-usage --to "@$(( $(cat "$T/held.s") + 1 ))" > "$T/reset.query"
+	cpa-query --dir "$T/store" --kind mem-usage --to "@$(( $(cat "$T/held.s") + 1 ))" > "$T/plain.query"
+	cat "$T/reset.query"
+	cmp "$T/reset.query" "$T/plain.query"
+	[ "$(count "$T/reset.query" 'leak_path')" -eq 1 ]
+}
+
 # query_under FRAME ARGS...: cpa-query --kind mem-usage's bytes under FRAME
 query_under() {
 	local f=$1; shift
