@@ -23,7 +23,8 @@ bad_value() {
 		--require-pmu --pid --tid --comm --cgroup --container --cpu \
 		--offcpu --offcpu-phase --offcpu-min --probe --probe-rate \
 		--irqoff --stats --stats-file --stats-interval --offcpu-stack-size \
-		--ringbuf-size; do
+		--ringbuf-size --mem --mem-probability --mem-stack-size \
+		--mem-max-pages; do
 		[[ "$output" == *"$o"* ]] || { echo "missing $o"; return 1; }
 	done
 }
