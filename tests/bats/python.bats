@@ -38,8 +38,11 @@ launch() {
 }
 
 # exit_and_exec N PY: a process that exits and one that execs while a
-# live capture | unwind pipeline samples them, released once it is
-# attached
+# live capture | unwind pipeline samples them, released once cpa-unwind
+# has caught up with the samples of the interpreter's chain workload
+# (still running): it reads code objects while their process lives, and
+# a cold start (kallsyms, the interpreter's CFI) takes seconds on a busy
+# host, longer under ASan
 exit_and_exec() {
 	local i=$1 py=$2 m
 	launch "py$i-exit" "$py" "$PYWL" chain 4
@@ -48,15 +51,29 @@ exit_and_exec() {
 		wait_for 60 grep -q '^ready ' "$T/py$i-$m.out"
 		awk '/^ready /{print $2; exit}' "$T/py$i-$m.out" > "$T/py$i-$m.pid"
 	done
-	( cpa-capture --freq 199 --duration 7 --comm "$(basename "$py")" \
-		2> "$T/py$i-life.err" 3>&- |
-		cpa-unwind --folded --labels pid,tid > "$T/py$i-life.folded" 3>&- ) &
+	mkfifo "$T/py$i-life.pipe"
+	cpa-unwind --folded --labels pid,tid --stats-file "$T/py$i-life.stats" \
+		--stats-interval 1s < "$T/py$i-life.pipe" > "$T/py$i-life.folded" 3>&- &
+	echo $! > "$T/py$i-life.upid"
+	cpa-capture --freq 199 --comm "$(basename "$py")" \
+		> "$T/py$i-life.pipe" 2> "$T/py$i-life.err" 3>&- &
 	echo $! > "$T/py$i-life.cpid"
 	wait_for 30 grep -q '^cpa-capture: kernel ' "$T/py$i-life.err"
+	wait_for 60 unwound "$T/py$i-life.stats" 50
 	for m in exit exec; do
 		kill -USR1 "$(pidof_wl "py$i-$m")"
 	done
+	for m in exit exec; do
+		wait "$(cat "$T/py$i-$m.bgpid")"
+	done
+	kill -INT "$(cat "$T/py$i-life.cpid")"
 	wait "$(cat "$T/py$i-life.cpid")"
+	wait "$(cat "$T/py$i-life.upid")"
+}
+
+# unwound FILE N: cpa-unwind's statistics FILE counts N samples or more
+unwound() {
+	[ -f "$1" ] && awk -F= -v n="$2" '$1 == "samples" && $2 >= n { ok = 1 } END { exit !ok }' "$1"
 }
 
 setup_file() {
@@ -87,9 +104,10 @@ setup_file() {
 		wait "$(cat "$T/py$i.cpid")"
 		cpa-unwind --folded --labels pid,tid < "$T/py$i.cpa" > "$T/py$i.folded"
 		for m in $MODES unsupported; do
-			kill "$(cat "$T/py$i-$m.bgpid")"
+			[ "$m" = chain ] || kill "$(cat "$T/py$i-$m.bgpid")"
 		done
 		exit_and_exec "$i" "$py"
+		kill "$(cat "$T/py$i-chain.bgpid")"
 	done < "$T/interpreters"
 	echo "$i" > "$T/count"
 }
@@ -99,16 +117,15 @@ teardown_file() {
 	kill $(cat "$T"/*.bgpid "$T"/*.cpid 2>/dev/null) 2>/dev/null || true
 }
 
-# each_py CHECK: runs CHECK N NAME for every interpreter, naming the one
-# that fails
+# each_py CHECK: runs CHECK N NAME for every interpreter, its name
+# printed first so a failure says which; never under `if` or `||`, where
+# bash would ignore the failures inside CHECK
 each_py() {
 	local i n
 	n=$(cat "$T/count")
 	for i in $(seq 1 "$n"); do
-		if ! "$1" "$i" "$(cat "$T/py$i.name")"; then
-			echo "failed for $(cat "$T/py$i.name")" >&2
-			return 1
-		fi
+		echo "checking $(cat "$T/py$i.name")"
+		"$1" "$i" "$(cat "$T/py$i.name")"
 	done
 }
 
