@@ -123,14 +123,43 @@ static __always_inline void read_regs(struct sample_regs *out,
 	out->user_mode = REGS_USER_MODE(r);
 }
 
-static __always_inline void copy_user_stack(struct capture_scratch *s,
-					    __u64 sp)
+static long vma_end_of(struct task_struct *task, struct vm_area_struct *vma,
+		       void *end)
 {
-	__u32 copied = copy_stack_pages(s->stack, CAPTURE_MAX_STACK, sp,
-					stack_size);
+	*(__u64 *)end = vma->vm_end;
+	return 0;
+}
 
+/*
+ * The snapshot: up to --stack-size bytes from sp, and no further than the
+ * end of sp's mapping, where a thread's stack ends just past its first
+ * frame; reading on from there would copy bytes that are no stack, or
+ * fault. Returns true when the snapshot holds the whole live stack, so
+ * that every frame-pointer frame on it is in the snapshot too.
+ */
+static __always_inline bool copy_user_stack(struct capture_scratch *s,
+					    struct task_struct *task, __u64 sp)
+{
+	__u64 end = 0;
+	__u32 limit = stack_size, copied;
+	bool whole = false;
+
+	if (!bpf_find_vma(task, sp, vma_end_of, &end, 0) && end > sp &&
+	    end - sp <= limit) {
+		limit = end - sp;
+		whole = true;
+	}
+	copied = copy_stack_pages(s->stack, CAPTURE_MAX_STACK, sp, limit);
 	s->ev.stack_len = copied;
-	s->ev.flags |= copy_flags(copied, stack_size);
+	if (!whole || copied == 0) {
+		s->ev.flags |= copy_flags(copied, limit);
+		return false;
+	}
+	if (copied < limit) {	/* a page of the stack not resident */
+		s->ev.flags |= CAPTURE_F_USER_TRUNCATED;
+		return false;
+	}
+	return true;
 }
 
 static __always_inline void submit(struct capture_scratch *s)
@@ -146,7 +175,8 @@ static __always_inline void submit(struct capture_scratch *s)
 
 /*
  * A sample of the current task: kernel stack, and unless kernel-only the
- * frame-pointer user chain, the user registers and the stack snapshot.
+ * user registers, the stack snapshot and, where the snapshot does not hold
+ * the whole stack, the frame-pointer user chain.
  * regs are the interrupted registers (perf event, uprobe) or NULL; when
  * they are not user mode the task's saved user registers are used.
  */
@@ -183,14 +213,6 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 	ev->n_kernel = n / 8;
 
 	if (user_stacks && BPF_CORE_READ(task, mm)) {
-		n = bpf_get_stack(ctx, ev->user_ips, sizeof(ev->user_ips),
-				  BPF_F_USER_STACK);
-		if (n < 0) {
-			ev->flags |= CAPTURE_F_USTACK_FAILED;
-			n = 0;
-		}
-		ev->n_user = n / 8;
-
 		if (regs && regs->user_mode) {
 			ev->regs[0] = regs->ip;
 			ev->regs[1] = regs->sp;
@@ -203,8 +225,19 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 			ev->regs[2] = PT_REGS_FP_CORE(uregs);
 		}
 		ev->n_regs = CAPTURE_NREGS;
-		if (stack_size)
-			copy_user_stack(s, ev->regs[1]);
+		/* The kernel's frame-pointer walk costs more than the rest
+		 * of the sample together; where the snapshot holds the whole
+		 * stack, cpa-unwind walks the same chain from the snapshot. */
+		if (!stack_size || !copy_user_stack(s, task, ev->regs[1])) {
+			n = bpf_get_stack(ctx, ev->user_ips,
+					  sizeof(ev->user_ips),
+					  BPF_F_USER_STACK);
+			if (n < 0) {
+				ev->flags |= CAPTURE_F_USTACK_FAILED;
+				n = 0;
+			}
+			ev->n_user = n / 8;
+		}
 		py_walk(&ev->py, s->py_buf, task, ev->pid, ev->tid);
 	} else {
 		ev->py.n = 0;

@@ -140,6 +140,10 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	if (python)
 		python_read_codes(p, &s);
 
+	/* A snapshot of the whole stack comes without the kernel's FP
+	 * chain: the same chain is in the snapshot. */
+	if (s.n_user == 0 && s.stack_len)
+		s.n_user = (uint16_t)walk_fp(&s, s.user_ips, CPA_MAX_FRAMES);
 	/* The user chain: DWARF walk of the snapshot and/or the FP chain
 	 * the capture recorded, chosen per sample (bestof.c). */
 	const uint64_t *ips = s.user_ips;

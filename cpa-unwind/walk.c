@@ -201,3 +201,29 @@ out:
 	r->bp_known = bp_known;
 	r->bp = bp;
 }
+
+unsigned walk_fp(const struct cpa_raw_sample *s, uint64_t *ips, unsigned max)
+{
+	if (max == 0 || s->n_regs <= CPA_REG_BP || !s->regs[CPA_REG_IP])
+		return 0;
+	struct snapshot ss = {
+		.bytes = s->stack,
+		.base = s->regs[CPA_REG_SP],
+		.end = s->regs[CPA_REG_SP] + s->stack_len,
+	};
+	uint64_t bp = s->regs[CPA_REG_BP], next, ra;
+	uint8_t why;
+	unsigned n = 0;
+
+	ips[n++] = s->regs[CPA_REG_IP];
+	/* frames lie at rising addresses: one that does not is no frame,
+	 * and the walk cannot loop */
+	while (n < max && s->stack && ss.end >= ss.base && bp >= ss.base &&
+	       rd(&ss, bp, &next, &why) && rd(&ss, bp + 8, &ra, &why) && ra) {
+		ips[n++] = ra;
+		if (next <= bp)
+			break;
+		bp = next;
+	}
+	return n;
+}

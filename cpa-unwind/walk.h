@@ -54,6 +54,12 @@ const char *walk_end_name(unsigned end);
 void walk_dwarf(struct proctab *t, struct proc *p,
 		const struct cpa_raw_sample *s, struct walk_result *r);
 
+/* The frame-pointer chain of s read from its snapshot, PC first, into
+ * ips[0..max); returns its length. The capture leaves the kernel's walk
+ * out where the snapshot holds the whole stack, so this is the same
+ * chain. */
+unsigned walk_fp(const struct cpa_raw_sample *s, uint64_t *ips, unsigned max);
+
 /* Continues r, cut by the end of the snapshot (WALK_TRUNCATED), with the
  * sample's FP chain fp[0..nfp) taken from the same registers, bp0 the
  * sampled frame pointer; r->end becomes WALK_SPLICED (splice.c). */

@@ -209,9 +209,11 @@ ksym_range() {
 	# each tracepoint hit has the kernel's syscall stack
 	got=$(raw p1 | awk '$9 == "flags=0x10" && $12 == "nk=0"' | wc -l)
 	[ "$got" -eq 0 ]
-	# each uprobe hit's leaf is the entry of counted_call
+	# each uprobe hit's leaf, its IP register (the FP chain is left to
+	# cpa-unwind where the snapshot holds the stack), is the entry of
+	# counted_call
 	read -r lo hi < <(func_range p1 "$w" writer counted_call)
-	got=$(raw p1 | awk -v lo="$lo" "$AWK_HEX"'$9 == "flags=0x0" { for (i = 1; i <= NF; i++) if ($i ~ /^uips=/) { split(substr($i, 6), a, ","); if (hex(a[1]) != lo) print } }' | wc -l)
+	got=$(raw p1 | awk -v lo="$lo" "$AWK_HEX"'$9 == "flags=0x0" { for (i = 1; i <= NF; i++) if ($i ~ /^regs=/) { split(substr($i, 6), a, ","); if (hex(a[1]) != lo) print } }' | wc -l)
 	[ "$got" -eq 0 ]
 }
 

@@ -159,8 +159,9 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 	got=$(raw pid | awk -v t="tid=$thr" '$4 == t' | wc -l)
 	[ "$got" -gt 3 ]
 	# the worker's frame-pointer chain: hot_leaf, level_b, level_a, run,
-	# worker_main, libc
-	got=$(raw pid | awk -v t="tid=$worker" '$4 == t && $13 !~ /^nu=[0-4]$/' | wc -l)
+	# worker_main, libc (from the snapshot where it holds the stack)
+	got=$(cpa-unwind --unwind=fp --folded <"$T/pid.cpa" 2>/dev/null |
+		awk '/worker_main;run;level_a;level_b;hot_leaf/ { s += $NF } END { print s + 0 }')
 	[ "$got" -gt 3 ]
 }
 
@@ -210,13 +211,13 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 
 # the call chains (return addresses, leaf IP dropped) that carry at least
 # 10% of a capture's samples
+# the frame-pointer chains of at least a tenth of the samples: the
+# kernel's walk, or where the snapshot held the whole stack cpa-unwind's
+# walk of it, which must be the same
 chains() {
-	raw "$1" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^uips=/) {
-			n = split(substr($i, 6), a, ","); c = ""
-			for (j = 2; j <= n; j++) c = c "," a[j]
-			print c } }' |
-		sort | uniq -c |
-		awk '{ n[$2] = $1; t += $1 } END { for (c in n) if (n[c] * 10 >= t) print c }' |
+	set -o pipefail
+	cpa-unwind --unwind=fp --folded <"$T/$1.cpa" 2>/dev/null |
+		awk '{ c = $NF; $NF = ""; n[$0] += c; t += c } END { for (s in n) if (n[s] * 10 >= t) print s }' |
 		sort
 }
 
@@ -247,8 +248,11 @@ chains() {
 }
 
 @test "capture: user samples carry registers and a stack snapshot of at most --stack-size" {
-	# default 16 KiB: every user sample has ip/sp/bp and stack bytes
-	got=$(raw pid | awk '$13 != "nu=0" && ($14 != "nregs=3" || $15 == "stack=0")' | wc -l)
+	# default 16 KiB: every sample of the process has ip/sp/bp and stack
+	# bytes, and a snapshot of its whole stack no kernel FP chain
+	got=$(raw pid | awk '$14 != "nregs=3" || $15 == "stack=0"' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw pid | awk '$9 == "flags=0x0" && $13 != "nu=0"' | wc -l)
 	[ "$got" -eq 0 ]
 	got=$(raw pid | field stack | awk '$1 > 16384' | wc -l)
 	[ "$got" -eq 0 ]
@@ -261,8 +265,11 @@ chains() {
 	[ "$got" -gt 0 ]
 	got=$(raw stack4k | awk '$15 == "stack=4096" && $9 !~ /^flags=0x[0-9a-f]*[13579bdf]$/' | wc -l)
 	[ "$got" -eq 0 ]
-	# in user mode the IP register is the leaf of the chain
-	got=$(raw pid | awk '$9 == "flags=0x0" { split($17, u, /[=,]/); split($18, r, /[=,]/); if (u[2] != r[2]) print }' | wc -l)
+	# a cut snapshot keeps the kernel's FP chain, whose leaf is the IP
+	# register in user mode
+	got=$(raw stack4k | awk '$9 == "flags=0x1" && $13 == "nu=0"' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw stack4k | awk '$9 == "flags=0x1" { split($17, u, /[=,]/); split($18, r, /[=,]/); if (u[2] != r[2]) print }' | wc -l)
 	[ "$got" -eq 0 ]
 }
 

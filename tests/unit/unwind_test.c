@@ -498,6 +498,37 @@ static void test_splice(void)
 	CHECK(!splice_fp(&r, fp, 1, 0x7ff0));
 }
 
+/* The FP chain read from a snapshot: frames {next bp, return address} */
+static void test_walk_fp(void)
+{
+	uint64_t stack[8] = { 0 }, ips[8];
+	const uint64_t sp = 0x7000;
+	struct cpa_raw_sample s = {
+		.n_regs = 3, .stack_len = sizeof(stack),
+		.stack = (const uint8_t *)stack,
+		.regs = { 0x100, sp, sp + 16 },
+	};
+
+	stack[2] = sp + 32; stack[3] = 0x200;	/* frame at sp + 16 */
+	stack[4] = sp + 48; stack[5] = 0x300;	/* frame at sp + 32 */
+	stack[6] = 0; stack[7] = 0x400;		/* outermost: bp 0 */
+	CHECK(walk_fp(&s, ips, 8) == 4);
+	CHECK(ips[0] == 0x100 && ips[1] == 0x200 && ips[3] == 0x400);
+	CHECK(walk_fp(&s, ips, 2) == 2);
+	/* a chain that points back down ends there, a return address of
+	 * 0 ends it, a frame past the snapshot ends it */
+	stack[4] = sp + 16;
+	CHECK(walk_fp(&s, ips, 8) == 3);
+	stack[4] = sp + 48; stack[5] = 0;
+	CHECK(walk_fp(&s, ips, 8) == 2);
+	stack[5] = 0x300; s.stack_len = 48;
+	CHECK(walk_fp(&s, ips, 8) == 3);
+	s.stack_len = 0;
+	CHECK(walk_fp(&s, ips, 8) == 1);
+	s.n_regs = 0;
+	CHECK(walk_fp(&s, ips, 8) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	elf_version(EV_CURRENT);
@@ -520,6 +551,7 @@ int main(int argc, char **argv)
 	test_hostile_cfi();
 	test_walk();
 	test_splice();
+	test_walk_fp();
 	test_symtab();
 	test_perfmap();
 	test_java_names();
