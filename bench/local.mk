@@ -15,3 +15,4 @@ EXTRA_DIST += bench/offcpu-cost
 EXTRA_DIST += bench/heap-cost
 EXTRA_DIST += bench/mem-cost
 EXTRA_DIST += bench/python-cost
+EXTRA_DIST += bench/bpf-cost bench/rss-hour
