@@ -86,6 +86,9 @@ int main(int argc, char **argv)
 		if (stream_sink_init(&s, fd, &ss) < 0)
 			cpa_die("%s: %s", o.output ? o.output : "<stdout>",
 				strerror(errno));
+		if (o.split_ns)
+			stream_sink_aggregate(&s, o.from, o.split_ns, &o.labels,
+					      o.side);
 		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
 		add_held(&o, &ss, o.from, 0, &st, &s.k);
 		int r = stream_sink_finish(&s);

@@ -12,7 +12,7 @@ enum {
 	OPT_FROM = 0x100, OPT_TO, OPT_LAST, OPT_LIST, OPT_PID, OPT_TID,
 	OPT_COMM, OPT_CGROUP, OPT_CONTAINER, OPT_POD, OPT_CPU, OPT_ENV, OPT_KIND,
 	OPT_GREP, OPT_EXCLUDE, OPT_LABELS, OPT_FORMAT, OPT_SPLIT,
-	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO, OPT_GROWTH,
+	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO, OPT_GROWTH, OPT_STACKS,
 };
 
 static const char doc[] =
@@ -67,7 +67,11 @@ static const struct argp_option options[] = {
 	{"split", OPT_SPLIT, "DIR", 0, "Write one folded file per window "
 	 "into DIR", 3},
 	{"split-every", OPT_SPLIT_EVERY, "DURATION", 0, "With --split, one "
-	 "file per DURATION instead of per window", 3},
+	 "file per DURATION instead of per window; with --format stream, "
+	 "one sample per DURATION, --labels and stack", 3},
+	{"stacks", OPT_STACKS, "full|side", 0, "With --format stream and "
+	 "--split-every, side: each stack as [kernel]_[k] or [user], by its "
+	 "leaf", 3},
 	{"top", OPT_TOP, "N", 0, "The N functions with the most self weight, "
 	 "with their total weight", 3},
 	{"diff-from", OPT_DIFF_FROM, "TIME", 0, "Start of a baseline range: "
@@ -178,6 +182,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cpa_die_usage("invalid --split-every '%s': must be "
 				      "more than 0", arg);
 		break;
+	case OPT_STACKS:
+		if (!strcmp(arg, "side") || !strcmp(arg, "full"))
+			o->side = !strcmp(arg, "side");
+		else
+			cpa_die_usage("invalid --stacks '%s': expected full "
+				      "or side", arg);
+		break;
 	case OPT_TOP:
 		o->top = (unsigned)cpa_opt_uint("--top", arg, 1, 1000000);
 		break;
@@ -246,8 +257,12 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 	if (modes > 1)
 		cpa_die_usage("choose one of --list, --split, --top, --diff-from "
 			      "and --format stream/pprof");
-	if (o->split_ns && !o->split_dir)
-		cpa_die_usage("--split-every needs --split DIR");
+	if (o->split_ns && !o->split_dir && o->format != FORMAT_STREAM)
+		cpa_die_usage("--split-every needs --split DIR or --format "
+			      "stream");
+	if (o->side && !(o->split_ns && o->format == FORMAT_STREAM))
+		cpa_die_usage("--stacks needs --format stream and "
+			      "--split-every");
 	filter_finish(&o->filter);
 }
 

@@ -21,7 +21,9 @@ struct query_opts {
 	struct cpa_labels labels;
 	enum query_format format;
 	const char *split_dir;
-	uint64_t split_ns;		/* 0: one file per window */
+	uint64_t split_ns;		/* 0: one file per window; with
+					 * --format stream, sum per split_ns */
+	bool side;			/* stream: stacks as their side */
 	unsigned top;
 	bool growth;			/* netting kinds: the range alone */
 	const char *output;

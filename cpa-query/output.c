@@ -443,11 +443,89 @@ static uint32_t out_string(struct stream_sink *s, uint32_t id)
 	return *slot;
 }
 
+/* The output label words of an aggregated sample: LW_* */
+enum { LW_CG_LO, LW_CG_HI, LW_PID, LW_TID, LW_CPU, LW_KIND, LW_FLAGS,
+       LW_COMM, LW_THREAD, LW_CONTAINER, LW_ENV, LW_N };
+
+static void agg_flush(struct stream_sink *s)
+{
+	for (size_t i = 0; i < s->agg.n; i++) {
+		const struct qmap_entry *e = &s->agg.e[i];
+		uint32_t n;
+		const uint32_t *w = cpa_stacktab_get(s->out_ls,
+						     (uint32_t)(e->b >> 32), &n);
+		struct cpa_sample smp = {
+			.time_ns = e->a, .weight = e->v,
+			.cgroup_id = (uint64_t)w[LW_CG_HI] << 32 | w[LW_CG_LO],
+			.pid = w[LW_PID], .tid = w[LW_TID], .cpu = w[LW_CPU],
+			.kind = (uint16_t)w[LW_KIND],
+			.flags = (uint16_t)w[LW_FLAGS],
+			.stack_id = (uint32_t)e->b, .comm_id = w[LW_COMM],
+			.thread_id = w[LW_THREAD],
+			.container_id = w[LW_CONTAINER], .env_id = w[LW_ENV],
+		};
+		cpa_write_sample(&s->w.w, &smp);
+	}
+	qmap_clear(&s->agg);
+}
+
+#define KEEP(s, l) ((s)->keep & 1u << (l))
+
+/* [kernel]_[k] when the leaf is a kernel frame, else [user]: all the
+ * trend needs of a stack. */
+static uint32_t side_stack(struct stream_sink *s, uint32_t stack)
+{
+	uint32_t n, len = 0;
+	const uint32_t *f = cpa_dict_stack(&s->d->d, stack, &n);
+	const char *leaf = n ? cpa_dict_string(&s->d->d, f[n - 1], &len) : "";
+	bool k = len >= 4 && !memcmp(leaf + len - 4, "_[k]", 4);
+	if (!s->side_stk[k]) {
+		uint32_t id = cpa_symw_cstr(&s->w, k ? "[kernel]_[k]" : "[user]");
+		s->side_stk[k] = cpa_symw_stack(&s->w, &id, 1);
+	}
+	return s->side_stk[k];
+}
+
+static void agg_entry(struct stream_sink *s, uint64_t start,
+		      const struct cpa_store_labelset *ls, uint32_t stack,
+		      uint64_t weight)
+{
+	uint64_t group = start < s->origin ? start
+			 : start - (start - s->origin) % s->every_ns;
+	bool cg = KEEP(s, CPA_LABEL_CONTAINER) || KEEP(s, CPA_LABEL_POD) ||
+		  KEEP(s, CPA_LABEL_CGROUP);
+	uint32_t w[LW_N] = {
+		[LW_CG_LO] = cg ? (uint32_t)ls->cgroup_id : 0,
+		[LW_CG_HI] = cg ? (uint32_t)(ls->cgroup_id >> 32) : 0,
+		[LW_PID] = KEEP(s, CPA_LABEL_PID) ? ls->pid : 0,
+		[LW_TID] = KEEP(s, CPA_LABEL_TID) ? ls->tid : 0,
+		[LW_CPU] = KEEP(s, CPA_LABEL_CPU) ? ls->cpu : 0,
+		[LW_KIND] = ls->kind, [LW_FLAGS] = ls->flags,
+		[LW_COMM] = KEEP(s, CPA_LABEL_COMM) ? out_string(s, ls->comm) : 0,
+		[LW_THREAD] = KEEP(s, CPA_LABEL_THREAD)
+			      ? out_string(s, ls->thread) : 0,
+		[LW_CONTAINER] = cg ? out_string(s, ls->container) : 0,
+		[LW_ENV] = KEEP(s, CPA_LABEL_ENV) ? out_string(s, ls->env) : 0,
+	};
+	bool is_new;
+	uint32_t id = cpa_stacktab_intern(s->out_ls, w, LW_N, &is_new);
+	/* windows come in time order per store: a group is written once
+	 * the next begins */
+	if (group != s->group && s->agg.n)
+		agg_flush(s);
+	s->group = group;
+	qmap_add(&s->agg, group, (uint64_t)id << 32 | stack, weight);
+}
+
 static void stream_entry(struct sink *k, unsigned column, uint64_t start,
 			 uint32_t lsid, uint32_t stack, uint64_t weight)
 {
 	struct stream_sink *s = stream_of(k);
 	const struct cpa_store_labelset *ls = &s->d->labelsets[lsid];
+	if (s->side) {
+		agg_entry(s, start, ls, side_stack(s, stack), weight);
+		return;
+	}
 	uint32_t *slot = map_slot(&s->stk_map, &s->stk_n, stack);
 	if (!*slot) {
 		uint32_t n;
@@ -457,6 +535,10 @@ static void stream_entry(struct sink *k, unsigned column, uint64_t start,
 			ids[i] = out_string(s, f[i]);
 		*slot = cpa_symw_stack(&s->w, ids, n);
 		free(ids);
+	}
+	if (s->every_ns) {
+		agg_entry(s, start, ls, *slot, weight);
+		return;
 	}
 	struct cpa_sample smp = {
 		.time_ns = start, .weight = weight,
@@ -498,8 +580,27 @@ int stream_sink_init(struct stream_sink *s, int fd,
 	return cpa_write_meta(&s->w.w, "interval_ns", v);
 }
 
+void stream_sink_aggregate(struct stream_sink *s, uint64_t origin,
+			   uint64_t every_ns, const struct cpa_labels *labels,
+			   bool side)
+{
+	s->origin = origin;
+	s->every_ns = every_ns;
+	s->side = side;
+	s->keep = 0;
+	for (unsigned i = 0; i < labels->n; i++)
+		s->keep |= 1u << labels->order[i];
+	qmap_init(&s->agg);
+	s->out_ls = cpa_stacktab_new();
+}
+
 int stream_sink_finish(struct stream_sink *s)
 {
+	if (s->every_ns) {
+		agg_flush(s);
+		qmap_free(&s->agg);
+		cpa_stacktab_free(s->out_ls);
+	}
 	int r = cpa_write_end(&s->w.w);
 	cpa_symw_free(&s->w);
 	free(s->str_map);

@@ -54,18 +54,34 @@ int fold_write_split(struct fold_sink *s, const char *dir);
 int fold_write_pprof(struct fold_sink *s, int fd, uint64_t period_ns,
 		     uint64_t start_ns, uint64_t end_ns);
 
-/* The symbolized stream, one sample per entry, time = window start. */
+/* The symbolized stream, one sample per entry, time = window start; or,
+ * with every_ns, one sample per group of every_ns, kept labels and stack,
+ * time = the group's start, so a long range costs what it shows. */
 struct stream_sink {
 	struct sink k;
 	struct cpa_symwriter w;
 	const struct cpa_store_dict *d;	/* of the segment being read */
 	uint32_t *str_map, *stk_map;	/* segment id -> output id */
 	size_t str_n, stk_n;
+	uint64_t every_ns;		/* 0: each window as stored */
+	uint64_t origin;		/* groups start every_ns from it */
+	unsigned keep;			/* bit per enum cpa_label kept */
+	bool side;			/* stacks as [kernel]_[k] or [user] */
+	uint64_t group;			/* start of the group in agg */
+	struct qmap agg;		/* (group, out ls << 32 | stack) -> w */
+	struct cpa_stacktab *out_ls;	/* label words of the output */
+	uint32_t side_stk[2];		/* the two side stacks, 0 unwritten */
 };
 
 /* Writes the stream header and the meta the store kept. */
 int stream_sink_init(struct stream_sink *s, int fd,
 		     const struct store_set *ss);
+/* Sums samples per every_ns from origin (the range's start), keeping only
+ * labels (kind and flags always) and, with side, only whether the leaf is
+ * a kernel frame. */
+void stream_sink_aggregate(struct stream_sink *s, uint64_t origin,
+			   uint64_t every_ns, const struct cpa_labels *labels,
+			   bool side);
 int stream_sink_finish(struct stream_sink *s);
 
 /* Self and total weight per function. */
