@@ -24,6 +24,10 @@
 #include "tui.h"
 
 #define DEFAULT_SPAN (600 * CPA_NSEC_PER_SEC)	/* CPA's default window */
+/* A chart longer than this is drawn from cpa-query's sums, not from the
+ * samples of each window: an hour at 49 Hz on 2 CPUs is 350,000. */
+#define SAMPLES_MAX_NS (3600 * CPA_NSEC_PER_SEC)
+#define TREND_COLS 480			/* of a chart drawn from sums */
 
 enum {
 	P_USER_A = 1, P_USER_B, P_KERNEL, P_LABEL, P_MATCH, P_OFF_A, P_OFF_B,
@@ -48,9 +52,18 @@ struct row {
 	size_t n, cap;
 };
 
+/* What a data set of sums holds, so it is fetched again only when that
+ * changes. */
+struct sums_key {
+	uint64_t from, to, every;
+	char labels[80];
+};
+
 struct ui {
 	const struct render_opts *o;
 	struct tui_data d;
+	struct tui_data win, trend;	/* sums for a long chart */
+	struct sums_key win_key, trend_key;
 	struct tui_view v;
 	struct tui_model m;
 	uint64_t hist_from, hist_to;	/* the history the chart may show */
@@ -251,21 +264,107 @@ static void pick_kind(struct ui *u)
 		u->v.kind = u->o->kind >= 0 ? u->o->kind : CPA_KIND_ONCPU;
 }
 
+/* cpa-query --labels of what the view tells apart: the root labels shown
+ * (with_roots) and the fields the filters test. */
+static void sums_labels(const struct ui *u, bool with_roots, char *buf,
+			size_t len)
+{
+	static const struct { int label, field; const char *name; } l[] = {
+		{ CPA_LABEL_COMM, F_COMM, "comm" },
+		{ CPA_LABEL_PID, F_PID, "pid" },
+		{ CPA_LABEL_THREAD, -1, "tid,thread" },
+		{ CPA_LABEL_CONTAINER, F_CONTAINER, "container" },
+		{ CPA_LABEL_ENV, F_ENV, "env" },
+		{ CPA_LABEL_CPU, F_CPU, "cpu" },
+	};
+	size_t o = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(l) / sizeof(*l); i++)
+		if ((with_roots && u->v.label[l[i].label]) ||
+		    (l[i].field >= 0 && u->v.filter.set[l[i].field]))
+			o += (size_t)snprintf(buf + o, len - o, "%s%s",
+					      o ? "," : "", l[i].name);
+	if (!o)
+		snprintf(buf, len, "none");
+}
+
+/* Makes sure sums d hold what key says. 0, or -1 with the error shown. */
+static int sums_need(struct ui *u, struct tui_data *d, struct sums_key *have,
+		     const struct sums_key *want, bool side)
+{
+	if (!memcmp(have, want, sizeof(*want)))
+		return 0;
+	*have = *want;
+	if (tui_data_load_sums(d, want->from, want->to, want->every,
+			       want->labels, side) < 0) {
+		snprintf(u->msg, sizeof(u->msg), "%.200s", d->err);
+		have->to = 0;
+		return -1;
+	}
+	/* what the stream's meta says, for units and the guide line */
+	u->d.kinds |= d->kinds;
+	if (d->period_ns)
+		u->d.period_ns = d->period_ns;
+	u->d.ncpu = d->ncpu;
+	return 0;
+}
+
+/*
+ * A long chart (a day of history) comes from two queries of sums whose
+ * size is what the screen shows: the trend per column and side, the
+ * window's flame graph per label set and stack over the whole window.
+ * The chart is widened to whole columns.
+ */
+static bool rebuild_from_sums(struct ui *u, uint64_t *cf, uint64_t *ct,
+			      unsigned *ncols)
+{
+	if (!u->d.query || *ct - *cf <= SAMPLES_MAX_NS)
+		return false;
+	uint64_t iv = u->d.interval_ns;
+	/* whole windows, and whole minutes once a column is longer */
+	uint64_t col = (*ct - *cf) / TREND_COLS;
+	uint64_t unit = col >= 60 * CPA_NSEC_PER_SEC && iv <= 60 *
+			CPA_NSEC_PER_SEC ? 60 * CPA_NSEC_PER_SEC : iv;
+	if (col % unit || !col)
+		col += unit - col % unit;
+	*ncols = (unsigned)((*ct - *cf + col - 1) / col);
+	*ct = *cf + *ncols * col;
+
+	struct sums_key tk = { .from = *cf, .to = *ct, .every = col };
+	sums_labels(u, false, tk.labels, sizeof(tk.labels));
+	sums_need(u, &u->trend, &u->trend_key, &tk, true);
+
+	/* one group covering the window: windows are aligned to iv */
+	uint64_t wf = u->v.win_from - u->v.win_from % iv;
+	uint64_t wt = u->v.win_from + u->v.win_span;
+	if (wt % iv)
+		wt += iv - wt % iv;
+	struct sums_key wk = { .from = wf, .to = wt, .every = wt - wf };
+	sums_labels(u, true, wk.labels, sizeof(wk.labels));
+	sums_need(u, &u->win, &u->win_key, &wk, false);
+	return true;
+}
+
 static void rebuild(struct ui *u)
 {
 	uint64_t cf, ct;
+	unsigned ncols = 0;
 
 	u->dirty = false;
 	chart_range(u, &cf, &ct);
-	if (tui_data_need(&u->d, cf, ct) < 0)
+	bool sums = rebuild_from_sums(u, &cf, &ct, &ncols);
+	if (!sums && tui_data_need(&u->d, cf, ct) < 0)
 		snprintf(u->msg, sizeof(u->msg), "%.200s", u->d.err);
 	pick_kind(u);
 	uint64_t t0 = cpa_now_ns();
 	uint64_t windows = (ct - cf) / u->d.interval_ns;
 	if (windows > (1u << 22))
 		windows = 1u << 22;
-	tui_model_build(&u->m, &u->d, &u->v, cf, ct,
-			windows ? (unsigned)windows : 1);
+	if (sums)
+		tui_model_build(&u->m, &u->win, &u->trend, &u->v, cf, ct, ncols);
+	else
+		tui_model_build(&u->m, &u->d, &u->d, &u->v, cf, ct,
+				windows ? (unsigned)windows : 1);
 	u->build_ms = (double)(cpa_now_ns() - t0) / 1e6;
 
 	const struct tree *t = &u->m.tree;
@@ -1025,6 +1124,8 @@ int tui_run(const struct render_opts *o, char **query)
 	mallopt(M_MMAP_THRESHOLD, 256 << 20);
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
 	tui_data_init(&u.d, query);
+	tui_data_init(&u.win, query);
+	tui_data_init(&u.trend, query);
 	u.v.kind = -1;
 	for (unsigned i = 0; i < o->labels.n; i++)
 		u.v.label[o->labels.order[i] == CPA_LABEL_TID ? CPA_LABEL_THREAD
@@ -1051,6 +1152,8 @@ int tui_run(const struct render_opts *o, char **query)
 			getenv("TERM") ? getenv("TERM") : "");
 		fclose(tty);
 		tui_data_free(&u.d);
+		tui_data_free(&u.win);
+		tui_data_free(&u.trend);
 		return -1;
 	}
 	set_term(scr);
@@ -1097,5 +1200,7 @@ int tui_run(const struct render_opts *o, char **query)
 	free(u.rows);
 	free(u.depth);
 	tui_data_free(&u.d);
+	tui_data_free(&u.win);
+	tui_data_free(&u.trend);
 	return readable ? 0 : -1;
 }

@@ -73,6 +73,13 @@ int tui_data_extent(struct tui_data *d);
 /* Makes sure [from, to) is loaded, running the query for what is not.
  * 0, or -1 with d->err. */
 int tui_data_need(struct tui_data *d, uint64_t from, uint64_t to);
+/* Replaces everything held with cpa-query's sums of [from, to) per
+ * every_ns, label set of labels (as cpa-query --labels takes them) and
+ * stack, or only the stack's side (user or kernel leaf): what a long range
+ * shows, at a cost that does not grow with its samples. 0, or -1 with
+ * d->err. */
+int tui_data_load_sums(struct tui_data *d, uint64_t from, uint64_t to,
+		       uint64_t every_ns, const char *labels, bool side);
 /* New windows after the newest loaded (--follow). Number of samples
  * added, or -1 with d->err. */
 long tui_data_follow(struct tui_data *d);
@@ -129,10 +136,12 @@ void tui_filter_free(struct tui_filter *f);
 /* "pid 12 commv cat" */
 void tui_filter_describe(const struct tui_filter *f, char *buf, size_t len);
 /* Rebuilds the flame graph of the window, and the trend of
- * [chart_from, chart_to) in ncols columns. */
+ * [chart_from, chart_to) in ncols columns. When trend is another data set
+ * than d, d holds the window's sums alone (all of it is drawn) and trend
+ * the chart's. */
 void tui_model_build(struct tui_model *m, struct tui_data *d,
-		     const struct tui_view *v, uint64_t chart_from,
-		     uint64_t chart_to, unsigned ncols);
+		     struct tui_data *trend, const struct tui_view *v,
+		     uint64_t chart_from, uint64_t chart_to, unsigned ncols);
 void tui_model_free(struct tui_model *m);
 
 /* tui.c */

@@ -447,6 +447,33 @@ static long fetch(struct tui_data *d, uint64_t from, uint64_t to)
 	return n;
 }
 
+int tui_data_load_sums(struct tui_data *d, uint64_t from, uint64_t to,
+		       uint64_t every_ns, const char *labels, bool side)
+{
+	char a[40], b[40], every[32];
+	const char *args[] = { "--format", "stream", "--from", a, "--to", b,
+			       "--split-every", every, "--labels", labels,
+			       side ? "--stacks" : NULL, "side", NULL };
+	struct child c;
+
+	/* new tables: what a long range held before is not kept */
+	char **query = d->query;
+	tui_data_free(d);
+	tui_data_init(d, query);
+	epoch_arg(a, sizeof(a), from);
+	epoch_arg(b, sizeof(b), to);
+	snprintf(every, sizeof(every), "%" PRIu64 "ns", every_ns);
+	if (start_query(d, args, &c) < 0)
+		return -1;
+	long n = read_stream(d, c.out, d->query[0]);
+	if (finish_query(d, &c) != 0 || n < 0)
+		return -1;
+	d->first_ns = from;
+	d->end_ns = to;
+	add_loaded(d, from, to);
+	return 0;
+}
+
 int tui_data_need(struct tui_data *d, uint64_t from, uint64_t to)
 {
 	if (!d->query || from >= to)

@@ -317,19 +317,66 @@ static void labels_of(const struct tui_view *v, struct cpa_labels *l)
 			l->order[l->n++] = order[i];
 }
 
-void tui_model_build(struct tui_model *m, struct tui_data *d,
-		     const struct tui_view *v, uint64_t chart_from,
-		     uint64_t chart_to, unsigned ncols)
+/* which label sets pass: the kind shown and the filters */
+static void judge(struct tui_model *m, const struct tui_data *d,
+		  const struct tui_view *v)
 {
 	uint32_t nls = cpa_stacktab_count(d->labelsets);
-
-	/* which label sets pass: the kind shown and the filters */
 	CPA_GROW_ZERO(m->verdict, m->cap_verdict, (size_t)nls + 1);
 	for (uint32_t ls = 1; ls <= nls; ls++) {
 		const uint32_t *w = tui_data_labelset(d, ls);
 		m->verdict[ls] = (int)w[LS_KIND] != v->kind ? 0
 				 : filter_pass(&v->filter, d, w) ? 2 : 1;
 	}
+}
+
+/* The first sample at or after t: samples are in time order. */
+static size_t first_at(const struct tui_data *d, uint64_t t)
+{
+	size_t a = 0, z = d->n;
+	while (a < z) {
+		size_t mid = a + (z - a) / 2;
+		if (d->s[mid].time_ns < t)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	return a;
+}
+
+static void add_to_tree(struct tui_model *m, struct builder *b,
+			const struct tui_sample *s, uint8_t vd, bool freed)
+{
+	m->total = freed ? (m->total > s->weight ? m->total - s->weight : 0)
+			 : m->total + s->weight;
+	uint32_t leaf = vd == 2 ? leaf_of(b, s->ls, s->stack) : TREE_NONE;
+	if (leaf != TREE_NONE && freed) {
+		CPA_GROW_ZERO(m->freed, m->cap_freed, (size_t)leaf + 1);
+		m->freed[leaf] += s->weight;
+	} else if (leaf != TREE_NONE) {
+		tree_add(&m->tree, leaf, s->weight, 0);
+	}
+}
+
+static void add_to_trend(struct tui_model *m, struct tui_data *d,
+			 const struct tui_sample *s, bool freed,
+			 double per_col)
+{
+	unsigned c = (unsigned)((s->time_ns - m->chart_from) / per_col);
+	if (c >= m->ncols)
+		c = m->ncols - 1;
+	double w = freed ? -(double)s->weight : (double)s->weight;
+	if (tui_data_kernel_leaf(d, s->stack))
+		m->sys[c] += w;
+	else
+		m->user[c] += w;
+}
+
+void tui_model_build(struct tui_model *m, struct tui_data *d,
+		     struct tui_data *trend, const struct tui_view *v,
+		     uint64_t chart_from, uint64_t chart_to, unsigned ncols)
+{
+	judge(m, d, v);
 
 	uint32_t last_n = m->have_tree ? m->tree.n : 0;
 	if (m->have_tree)
@@ -352,48 +399,40 @@ void tui_model_build(struct tui_model *m, struct tui_data *d,
 
 	uint64_t wfrom = v->win_from, wto = v->win_from + v->win_span;
 	m->total = 0;
-	/* samples are in time order: only the chart's and window's */
-	uint64_t lo = wfrom < m->chart_from ? wfrom : m->chart_from;
-	uint64_t hi = wto > m->chart_to ? wto : m->chart_to;
-	size_t a = 0, z = d->n;
-	while (a < z) {
-		size_t mid = a + (z - a) / 2;
-		if (d->s[mid].time_ns < lo)
-			a = mid + 1;
-		else
-			z = mid;
-	}
-	for (size_t i = a; i < d->n && d->s[i].time_ns < hi; i++) {
-		const struct tui_sample *s = &d->s[i];
-		uint8_t vd = m->verdict[s->ls];
-		if (!vd)
-			continue;
-		bool freed = tui_data_labelset(d, s->ls)[LS_FREE];
-		if (s->time_ns >= wfrom && s->time_ns < wto) {
-			m->total = freed ? (m->total > s->weight
-					    ? m->total - s->weight : 0)
-					 : m->total + s->weight;
-			uint32_t leaf = vd == 2 ? leaf_of(&b, s->ls, s->stack)
-					: TREE_NONE;
-			if (leaf != TREE_NONE && freed) {
-				CPA_GROW_ZERO(m->freed, m->cap_freed,
-					      (size_t)leaf + 1);
-				m->freed[leaf] += s->weight;
-			} else if (leaf != TREE_NONE) {
-				tree_add(&m->tree, leaf, s->weight, 0);
-			}
+	if (trend == d) {
+		/* only the chart's and window's samples */
+		uint64_t lo = wfrom < m->chart_from ? wfrom : m->chart_from;
+		uint64_t hi = wto > m->chart_to ? wto : m->chart_to;
+		for (size_t i = first_at(d, lo); i < d->n &&
+		     d->s[i].time_ns < hi; i++) {
+			const struct tui_sample *s = &d->s[i];
+			uint8_t vd = m->verdict[s->ls];
+			if (!vd)
+				continue;
+			bool freed = tui_data_labelset(d, s->ls)[LS_FREE];
+			if (s->time_ns >= wfrom && s->time_ns < wto)
+				add_to_tree(m, &b, s, vd, freed);
+			if (vd == 2 && s->time_ns >= m->chart_from &&
+			    s->time_ns < m->chart_to)
+				add_to_trend(m, d, s, freed, per_col);
 		}
-		if (vd == 2 && s->time_ns >= m->chart_from &&
-		    s->time_ns < m->chart_to) {
-			unsigned c = (unsigned)((s->time_ns - m->chart_from) /
-						per_col);
-			if (c >= m->ncols)
-				c = m->ncols - 1;
-			double w = freed ? -(double)s->weight : (double)s->weight;
-			if (tui_data_kernel_leaf(d, s->stack))
-				m->sys[c] += w;
-			else
-				m->user[c] += w;
+	} else {
+		/* sums: d is the window's, stamped at their group's start */
+		for (size_t i = 0; i < d->n; i++) {
+			const struct tui_sample *s = &d->s[i];
+			uint8_t vd = m->verdict[s->ls];
+			if (vd)
+				add_to_tree(m, &b, s, vd,
+					    tui_data_labelset(d, s->ls)[LS_FREE]);
+		}
+		judge(m, trend, v);
+		for (size_t i = first_at(trend, m->chart_from); i < trend->n &&
+		     trend->s[i].time_ns < m->chart_to; i++) {
+			const struct tui_sample *s = &trend->s[i];
+			if (m->verdict[s->ls] == 2)
+				add_to_trend(m, trend, s,
+					     tui_data_labelset(trend, s->ls)[LS_FREE],
+					     per_col);
 		}
 	}
 	for (size_t i = 0; i < m->cap_freed && i < m->tree.n; i++) {

@@ -80,19 +80,24 @@ stacked() {
 		}' "$f"
 }
 
+# two_procs_drawn: the trend has a bottom row, the flame graph all, then
+# the processes of the generated stores, then main.
+two_procs_drawn() {
+	has '^ +0C [|#]+'
+	run flame
+	[ "${lines[0]}" = all ]
+	[[ "${lines[1]}" == *proc0*proc1* ]]
+	[[ "${lines[2]}" == main*main* ]]
+}
+
 @test "tui: the trend, the window's flame graph, detail and status lines" {
 	tui 120 40 cpa-render --tui -- cpa-query --dir "$GS"
 	see '^ range 10:00:00-10:02:00 \| window 10:00:00 \+2m \| oncpu'
 	# CPU trend with cores on the axis and the window marked under it
 	has '^CPU trend: user \| and system # \(oncpu\)  Sel: 2026-01-01 10:00:00 - 10:02:00 \(2m\)'
 	has '^ +2\.00C'
-	has '^ +0C [|#]+'
 	has '^ +\[=+\]$'
-	# the flame graph: all, then the processes, then main
-	run flame
-	[ "${lines[0]}" = all ]
-	[[ "${lines[1]}" == *proc0*proc1* ]]
-	[[ "${lines[2]}" == main*main* ]]
+	two_procs_drawn
 	# detail of the selection (all): samples, shares, cores
 	has '^all +[0-9,]+ samples \| View:100\.0% All:[0-9.]+% \| [0-9.]+C \| D:0/'
 	keys q
@@ -337,6 +342,46 @@ stacked() {
 	see 'window 10:00:10 \+10s \|'
 	keys 9
 	see 'window 10:00:00 \+2m \|'
+}
+
+@test "tui: 0 on hours of history draws them from cpa-query's sums, not from every sample" {
+	set -o pipefail
+	# three hours from 2026-01-01 10:00:00 UTC, two processes; the query
+	# command is logged, so the test sees what the UI asked for
+	"$CPA_BUILDDIR/tests/tools/gen-stream" --start 1767261600 --duration 10800 \
+		--rate 20 --procs 2 --stacks 3 --offcpu 30 --seed 9 |
+		cpa-store --dir "$T/long"
+	printf '#!/bin/sh\necho "$*" >>"%s"\nexec cpa-query "$@"\n' "$T/log" >"$T/q"
+	chmod +x "$T/q"
+	# the samples of all on-CPU stacks, and of proc0's, as 151,264
+	sum() { cpa-query --dir "$T/long" --kind oncpu --labels none "$@" |
+		awk '{ n += $NF } END { print n }' |
+		sed ':a; s/\([0-9]\)\([0-9]\{3\}\)\($\|,\)/\1,\2\3/; ta'; }
+	oncpu=$(sum)
+	p0=$(sum --pid 1000)
+	tui 120 40 cpa-render --tui -- "$T/q" --dir "$T/long"
+	see 'window 12:50:00 \+10m \|'
+	keys 0
+	see 'window 10:00:00 \+3h \|'
+	two_procs_drawn
+	see "^all +$oncpu samples \| View:100\.0%"
+	# the trend in sums per column (23 s) and side, the window in one
+	# sum per stack: samples were asked for the first screen's half hour
+	# alone
+	grep -- '--split-every 23000000000ns --labels none --stacks side$' "$T/log"
+	grep -- '--to @1767272400.000000000 --split-every 10800000000000ns --labels comm$' "$T/log"
+	run grep -v -e --split-every -e --list "$T/log"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == *"--from @1767270600.000000000 --to @1767272400.000000000" ]]
+	# a filter asks again with the field it tests
+	keys : "pid 1000" Enter
+	see "^all +$p0 samples"
+	grep -- '--labels pid --stacks side' "$T/log"
+	run flame
+	[[ "${lines[1]}" == *proc0* ]]
+	[[ "${lines[1]}" != *proc1* ]]
+	keys q
+	see 'tui-exit=0'
 }
 
 @test "tui: --follow shows new windows as cpa-store commits them" {
