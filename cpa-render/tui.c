@@ -288,25 +288,35 @@ static void sums_labels(const struct ui *u, bool with_roots, char *buf,
 		snprintf(buf, len, "none");
 }
 
-/* Makes sure sums d hold what key says. 0, or -1 with the error shown. */
-static int sums_need(struct ui *u, struct tui_data *d, struct sums_key *have,
-		     const struct sums_key *want, bool side)
+/* Starts the query of sums d when they do not hold what key says. True
+ * when started; the error is shown when it could not be. */
+static bool sums_start(struct ui *u, struct tui_data *d, struct sums_key *have,
+		       const struct sums_key *want, bool side)
 {
 	if (!memcmp(have, want, sizeof(*want)))
-		return 0;
+		return false;
 	*have = *want;
-	if (tui_data_load_sums(d, want->from, want->to, want->every,
-			       want->labels, side) < 0) {
+	if (tui_data_sums_start(d, want->from, want->to, want->every,
+				want->labels, side) < 0) {
 		snprintf(u->msg, sizeof(u->msg), "%.200s", d->err);
 		have->to = 0;
-		return -1;
+		return false;
+	}
+	return true;
+}
+
+static void sums_finish(struct ui *u, struct tui_data *d, struct sums_key *have)
+{
+	if (tui_data_sums_finish(d) < 0) {
+		snprintf(u->msg, sizeof(u->msg), "%.200s", d->err);
+		have->to = 0;
+		return;
 	}
 	/* what the stream's meta says, for units and the guide line */
 	u->d.kinds |= d->kinds;
 	if (d->period_ns)
 		u->d.period_ns = d->period_ns;
 	u->d.ncpu = d->ncpu;
-	return 0;
 }
 
 /*
@@ -332,7 +342,7 @@ static bool rebuild_from_sums(struct ui *u, uint64_t *cf, uint64_t *ct,
 
 	struct sums_key tk = { .from = *cf, .to = *ct, .every = col };
 	sums_labels(u, false, tk.labels, sizeof(tk.labels));
-	sums_need(u, &u->trend, &u->trend_key, &tk, true);
+	bool trend = sums_start(u, &u->trend, &u->trend_key, &tk, true);
 
 	/* one group covering the window: windows are aligned to iv */
 	uint64_t wf = u->v.win_from - u->v.win_from % iv;
@@ -341,7 +351,13 @@ static bool rebuild_from_sums(struct ui *u, uint64_t *cf, uint64_t *ct,
 		wt += iv - wt % iv;
 	struct sums_key wk = { .from = wf, .to = wt, .every = wt - wf };
 	sums_labels(u, true, wk.labels, sizeof(wk.labels));
-	sums_need(u, &u->win, &u->win_key, &wk, false);
+	bool win = sums_start(u, &u->win, &u->win_key, &wk, false);
+	/* both read the range at once, on two CPUs where there are; the
+	 * window's answer comes at its end, so the trend is read first */
+	if (trend)
+		sums_finish(u, &u->trend, &u->trend_key);
+	if (win)
+		sums_finish(u, &u->win, &u->win_key);
 	return true;
 }
 

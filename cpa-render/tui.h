@@ -57,6 +57,7 @@ struct tui_data {
 	unsigned ncpu;			/* the host's CPUs */
 	uint32_t kinds;			/* bit per event kind seen */
 	char err[512];			/* the last failure, for the screen */
+	int pending_pid, pending_out, pending_err;	/* sums asked for */
 };
 
 #define STACK_KNOWN 1
@@ -76,10 +77,12 @@ int tui_data_need(struct tui_data *d, uint64_t from, uint64_t to);
 /* Replaces everything held with cpa-query's sums of [from, to) per
  * every_ns, label set of labels (as cpa-query --labels takes them) and
  * stack, or only the stack's side (user or kernel leaf): what a long range
- * shows, at a cost that does not grow with its samples. 0, or -1 with
- * d->err. */
-int tui_data_load_sums(struct tui_data *d, uint64_t from, uint64_t to,
-		       uint64_t every_ns, const char *labels, bool side);
+ * shows, at a cost that does not grow with its samples. start runs the
+ * query, finish reads its answer, so two queries run side by side. 0, or
+ * -1 with d->err. */
+int tui_data_sums_start(struct tui_data *d, uint64_t from, uint64_t to,
+			uint64_t every_ns, const char *labels, bool side);
+int tui_data_sums_finish(struct tui_data *d);
 /* New windows after the newest loaded (--follow). Number of samples
  * added, or -1 with d->err. */
 long tui_data_follow(struct tui_data *d);

@@ -447,8 +447,8 @@ static long fetch(struct tui_data *d, uint64_t from, uint64_t to)
 	return n;
 }
 
-int tui_data_load_sums(struct tui_data *d, uint64_t from, uint64_t to,
-		       uint64_t every_ns, const char *labels, bool side)
+int tui_data_sums_start(struct tui_data *d, uint64_t from, uint64_t to,
+			uint64_t every_ns, const char *labels, bool side)
 {
 	char a[40], b[40], every[32];
 	const char *args[] = { "--format", "stream", "--from", a, "--to", b,
@@ -465,12 +465,22 @@ int tui_data_load_sums(struct tui_data *d, uint64_t from, uint64_t to,
 	snprintf(every, sizeof(every), "%" PRIu64 "ns", every_ns);
 	if (start_query(d, args, &c) < 0)
 		return -1;
+	d->pending_pid = c.pid;
+	d->pending_out = c.out;
+	d->pending_err = c.errfd;
+	d->first_ns = from;
+	d->end_ns = to;
+	return 0;
+}
+
+int tui_data_sums_finish(struct tui_data *d)
+{
+	struct child c = { d->pending_pid, d->pending_out, d->pending_err };
+	d->pending_pid = 0;
 	long n = read_stream(d, c.out, d->query[0]);
 	if (finish_query(d, &c) != 0 || n < 0)
 		return -1;
-	d->first_ns = from;
-	d->end_ns = to;
-	add_loaded(d, from, to);
+	add_loaded(d, d->first_ns, d->end_ns);
 	return 0;
 }
 
