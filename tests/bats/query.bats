@@ -136,6 +136,37 @@ hms() { date -d "@$1" '+%Y-%m-%d %H:%M:%S'; }
 	done
 }
 
+@test "query: --format stream --split-every sums each stretch per kept labels and stack; --stacks side per leaf side" {
+	set -o pipefail
+	cpa-query --dir "$QS" --from "@$T0" --to "@$((T0 + 120))" --format stream \
+		--split-every 30s --labels comm,pid >"$T/sums"
+	"$DUMP" <"$T/sums" >"$T/dump"
+	grep -q '^end samples=' "$T/dump"
+	run sh -c "grep '^sample' '$T/dump' | grep -o 'time=[0-9]*' | sort -u"
+	[ "${lines[*]}" = "time=${T0}000000000 time=$((T0 + 30))000000000 time=$((T0 + 60))000000000 time=$((T0 + 90))000000000" ]
+	# tid and cpu dropped: one sample per stretch, comm, pid and stack,
+	# as many as the folded lines of that stretch
+	cpa-store --dir "$T/s" <"$T/sums"
+	for s in 0 30 60 90; do
+		cpa-query --dir "$T/s" --from "@$((T0 + s))" --to "@$((T0 + s + 1))" \
+			--labels comm,pid,tid,cpu | sed 's/;\[tid 0\];\[cpu 0\];/;/' >"$T/got"
+		expect "$QT" $((T0 + s)) $((T0 + s + 30)) 1 comm,pid >"$T/want"
+		same_lines "$T/got" "$T/want"
+	done
+	# side: [user] or [kernel]_[k] under the kind's marker, same total
+	cpa-query --dir "$QS" --from "@$T0" --to "@$((T0 + 120))" --format stream \
+		--split-every 1m --labels none --stacks side | cpa-store --dir "$T/side"
+	cpa-query --dir "$T/side" --labels none >"$T/side.folded"
+	run grep -v -E '(^|;)(\[user\]|\[kernel\]_\[k\]) [0-9]+$' "$T/side.folded"
+	[ "$status" -eq 1 ]
+	want=$(expect "$QT" "$T0" $((T0 + 120)) 1 none | awk '{ n += $NF } END { print n }')
+	got=$(awk '{ n += $NF } END { print n }' "$T/side.folded")
+	[ "$got" = "$want" ]
+	run cpa-query --dir "$QS" --format stream --stacks side
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--stacks needs --format stream and --split-every"* ]]
+}
+
 @test "query: --split writes one folded file per window, or per --split-every" {
 	cpa-query --dir "$QS" --from "@$((T0 + 58))" --to "@$((T0 + 62))" --split "$T/split"
 	run ls "$T/split"
