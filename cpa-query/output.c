@@ -422,6 +422,8 @@ static void stream_begin(struct sink *k, const struct cpa_segment_info *si,
 		memset(s->str_map, 0, s->str_n * sizeof(*s->str_map));
 	if (s->stk_map)
 		memset(s->stk_map, 0, s->stk_n * sizeof(*s->stk_map));
+	if (s->ls_map)
+		memset(s->ls_map, 0, s->ls_n * sizeof(*s->ls_map));
 }
 
 static uint32_t *map_slot(uint32_t **m, size_t *n, uint32_t id)
@@ -486,12 +488,13 @@ static uint32_t side_stack(struct stream_sink *s, uint32_t stack)
 	return s->side_stk[k];
 }
 
-static void agg_entry(struct stream_sink *s, uint64_t start,
-		      const struct cpa_store_labelset *ls, uint32_t stack,
-		      uint64_t weight)
+/* The output label set of a segment's label set, interned once. */
+static uint32_t out_labelset(struct stream_sink *s, uint32_t lsid)
 {
-	uint64_t group = start < s->origin ? start
-			 : start - (start - s->origin) % s->every_ns;
+	uint32_t *slot = map_slot(&s->ls_map, &s->ls_n, lsid);
+	if (*slot)
+		return *slot;
+	const struct cpa_store_labelset *ls = &s->d->labelsets[lsid];
 	bool cg = KEEP(s, CPA_LABEL_CONTAINER) || KEEP(s, CPA_LABEL_POD) ||
 		  KEEP(s, CPA_LABEL_CGROUP);
 	uint32_t w[LW_N] = {
@@ -508,7 +511,16 @@ static void agg_entry(struct stream_sink *s, uint64_t start,
 		[LW_ENV] = KEEP(s, CPA_LABEL_ENV) ? out_string(s, ls->env) : 0,
 	};
 	bool is_new;
-	uint32_t id = cpa_stacktab_intern(s->out_ls, w, LW_N, &is_new);
+	*slot = cpa_stacktab_intern(s->out_ls, w, LW_N, &is_new);
+	return *slot;
+}
+
+static void agg_entry(struct stream_sink *s, uint64_t start, uint32_t lsid,
+		      uint32_t stack, uint64_t weight)
+{
+	uint64_t group = start < s->origin ? start
+			 : start - (start - s->origin) % s->every_ns;
+	uint32_t id = out_labelset(s, lsid);
 	/* windows come in time order per store: a group is written once
 	 * the next begins */
 	if (group != s->group && s->agg.n)
@@ -522,12 +534,10 @@ static void stream_entry(struct sink *k, unsigned column, uint64_t start,
 {
 	struct stream_sink *s = stream_of(k);
 	const struct cpa_store_labelset *ls = &s->d->labelsets[lsid];
-	if (s->side) {
-		agg_entry(s, start, ls, side_stack(s, stack), weight);
-		return;
-	}
 	uint32_t *slot = map_slot(&s->stk_map, &s->stk_n, stack);
-	if (!*slot) {
+	if (!*slot && s->side) {
+		*slot = side_stack(s, stack);
+	} else if (!*slot) {
 		uint32_t n;
 		const uint32_t *f = cpa_dict_stack(&s->d->d, stack, &n);
 		uint32_t *ids = cpa_malloc((n + 1) * sizeof(*ids));
@@ -537,7 +547,7 @@ static void stream_entry(struct sink *k, unsigned column, uint64_t start,
 		free(ids);
 	}
 	if (s->every_ns) {
-		agg_entry(s, start, ls, *slot, weight);
+		agg_entry(s, start, lsid, *slot, weight);
 		return;
 	}
 	struct cpa_sample smp = {
@@ -605,6 +615,7 @@ int stream_sink_finish(struct stream_sink *s)
 	cpa_symw_free(&s->w);
 	free(s->str_map);
 	free(s->stk_map);
+	free(s->ls_map);
 	return r;
 }
 

@@ -70,6 +70,8 @@ struct stream_sink {
 	uint64_t group;			/* start of the group in agg */
 	struct qmap agg;		/* (group, out ls << 32 | stack) -> w */
 	struct cpa_stacktab *out_ls;	/* label words of the output */
+	uint32_t *ls_map;		/* segment label set -> out_ls id */
+	size_t ls_n;
 	uint32_t side_stk[2];		/* the two side stacks, 0 unwritten */
 };
 
