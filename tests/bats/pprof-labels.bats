@@ -22,7 +22,7 @@ teardown() {
 # focused PROFILE INDEX FILTER: the total go tool pprof shows for the
 # samples that -tagfocus FILTER keeps, in sample type INDEX.
 focused() {
-	go tool pprof -top -sample_index="$2" -tagfocus="$3" "$1" >"$T/top" 2>&1
+	go tool pprof -top -nodefraction=0 -sample_index="$2" -tagfocus="$3" "$1" >"$T/top" 2>&1
 	sed -n 's/^Showing nodes accounting for \([0-9]*\),.*/\1/p' "$T/top"
 }
 
