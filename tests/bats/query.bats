@@ -142,7 +142,9 @@ hms() { date -d "@$1" '+%Y-%m-%d %H:%M:%S'; }
 		--split-every 30s --labels comm,pid >"$T/sums"
 	"$DUMP" <"$T/sums" >"$T/dump"
 	grep -q '^end samples=' "$T/dump"
-	run sh -c "grep '^sample' '$T/dump' | grep -o 'time=[0-9]*' | sort -u"
+	grep '^sample' "$T/dump" >"$T/samples"
+	grep -o 'time=[0-9]*' "$T/samples" | sort -u >"$T/times"
+	run cat "$T/times"
 	[ "${lines[*]}" = "time=${T0}000000000 time=$((T0 + 30))000000000 time=$((T0 + 60))000000000 time=$((T0 + 90))000000000" ]
 	# tid and cpu dropped: one sample per stretch, comm, pid and stack,
 	# as many as the folded lines of that stretch
