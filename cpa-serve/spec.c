@@ -237,6 +237,10 @@ int spec_parse(const char *body, size_t len, struct job_spec *spec,
 
 	if (fieldlen)
 		field[0] = 0;
+	/* An empty body may come as a NULL pointer, which memchr and the
+	 * tokener must not see. */
+	if (len == 0)
+		return bad(&r, "", "byte 0: the JSON body ends early");
 	if (memchr(body, 0, len))
 		return bad(&r, "", "byte %zu: NUL in the body",
 			   (size_t)((const char *)memchr(body, 0, len) - body));
