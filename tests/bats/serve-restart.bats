@@ -18,6 +18,9 @@ teardown() {
 capture_of() {	# capture_of PID: a cpa-capture running with --pid=PID
 	pgrep -f -- "cpa-capture .*--pid=$1\$" >/dev/null
 }
+no_capture_of() {	# no_capture_of PID: none runs any more
+	if capture_of "$1"; then return 1; fi
+}
 
 @test "serve restart: the finished job keeps its result, the running one is marked operation_lost" {
 	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 40
@@ -35,7 +38,7 @@ capture_of() {	# capture_of PID: a cpa-capture running with --pid=PID
 	wait "$SERVE_PID" 2>/dev/null || true
 	SERVE_PID=""
 	# the launcher follows its server, and stops the capture it ran
-	run ! wait_for 15 capture_of "$WL_PID"
+	wait_for 15 no_capture_of "$WL_PID"
 
 	serve_start "$T/serve"
 	[ "$(api GET /v1/profiling)" = 200 ]
