@@ -73,6 +73,10 @@ setup_file() {
 	for x in $v $c $p $q $u; do
 		wait_for 60 gone $x
 	done
+	# An exited process's last pages can sit in a CPU's LRU batch, which
+	# holds them until it drains; compaction drains every CPU's, so the
+	# frees reach the capture before it stops.
+	echo 1 >/proc/sys/vm/compact_memory
 	for x in $CAPTURES; do
 		[ -e "$T/$x.status" ] || cap_stop $x
 		cpa-unwind --folded < "$T/$x.cpa" > "$T/$x.folded"
