@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -507,6 +508,20 @@ static void run_load(struct elfcache *c, struct elf_load *ld)
 	ld->fail = mismatch ? mismatch : ELFOBJ_FAIL_OPEN;
 }
 
+/*
+ * Gives the pages of what was just freed back to the system. A load's
+ * scratch (section copies, unsorted symbols) and an evicted object's
+ * tables are freed in the middle of a loader's or the main thread's
+ * arena, where glibc keeps them resident; on a host whose binaries come
+ * and go, that kept cpa-unwind's resident set at several times
+ * --max-cache. Called after a load and after the cache let objects go,
+ * never per sample.
+ */
+static void release_freed(void)
+{
+	malloc_trim(0);
+}
+
 static void *loader_main(void *arg)
 {
 	struct elfcache *c = arg;
@@ -522,6 +537,7 @@ static void *loader_main(void *arg)
 			c->queue_tail = NULL;
 		pthread_mutex_unlock(&c->lock);
 		run_load(c, ld);
+		release_freed();
 		pthread_mutex_lock(&c->lock);
 		ld->done = true;
 		if (ld->abandoned)
@@ -821,6 +837,7 @@ void elfcache_trim(struct elfcache *c)
 	/* the loader reads the chains and o->loaded */
 	pthread_mutex_lock(&c->lock);
 	struct elf_obj *o = c->lru_tail;
+	uint64_t was = c->st.bytes;
 	while (c->st.bytes > c->max_bytes && o) {
 		struct elf_obj *prev = o->lru_prev;
 		if (o->refs == 0) {
@@ -835,6 +852,8 @@ void elfcache_trim(struct elfcache *c)
 		o = prev;
 	}
 	pthread_mutex_unlock(&c->lock);
+	if (c->st.bytes < was)
+		release_freed();
 }
 
 static bool fetched(void *ctx, const uint8_t *id, size_t len, char *path,

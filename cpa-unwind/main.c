@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +101,7 @@ static const struct argp_option options[] = {
 	  "Label each sample with the first of these environment variables "
 	  "its process has", 0 },
 	{ "max-cache", OPT_MAX_CACHE, "SIZE", 0,
-	  "Memory for ELF symbols and unwind tables (default 256M)", 0 },
+	  "Memory for ELF symbols and unwind tables (default 24M)", 0 },
 	{ "max-object", OPT_MAX_OBJECT, "SIZE", 0,
 	  "Memory one ELF object may cost; a bigger one is refused, its "
 	  "frames left unnamed (default 64M)", 0 },
@@ -116,7 +117,7 @@ static const struct argp_option options[] = {
 	  "evicted, counted as lost (alloc-table)", 0 },
 	{ "max-dict", OPT_MAX_DICT, "SIZE", 0,
 	  "Memory for the output's string and stack dictionaries; past it "
-	  "they start over with a reset record (default 64M)", 0 },
+	  "they start over with a reset record (default 8M)", 0 },
 	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0,
 	  "Separate debug files by build id under DIR/.build-id/ "
 	  "(default /usr/lib/debug)", 0 },
@@ -269,16 +270,21 @@ int main(int argc, char **argv)
 		.u = {
 			.mode = UNWIND_BEST,
 			.names = { .demangle = true },
-			.max_cache = 256ull << 20,
+			.max_cache = 24ull << 20,
 			.max_object = 64ull << 20,
 			.load_wait_ns = LOAD_WAIT_LIVE,
 			.max_procs = 32768,
 			.max_allocs = 1u << 20,
-			.max_dict = 64ull << 20,
+			.max_dict = 8ull << 20,
 		},
 		.java_attach = -1,
 	};
 	cpa_options_init(argv[0]);
+	/* Big blocks (symbol tables, CFI rows, a load's section copies) are
+	 * mapped on their own and unmapped when freed: glibc's default would
+	 * raise the threshold after the first such free and serve the next
+	 * from the heap, where a freed table stays resident. */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	cpa_labels_default(&a.labels);
 	argp_parse(&argp, argc, argv, 0, NULL, &a);
 
