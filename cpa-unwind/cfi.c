@@ -463,7 +463,13 @@ static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
 	       a->flags == b->flags;
 }
 
-/* Sorts, drops duplicates and merges runs of equal rules into t. */
+/*
+ * Sorts, drops duplicates and merges runs of equal rules into t. The
+ * table is written over the sorted rows it is made from (a cfi_row is
+ * smaller than a pc_row, so row n never reaches row i >= n before it is
+ * read), then shrunk: a big object's load never holds both at once,
+ * which for a compiler's .eh_frame was tens of megabytes.
+ */
 static int finish_table(struct row_vec *rv, struct cfi_table *t)
 {
 	if (rv->n == 0)
@@ -472,25 +478,27 @@ static int finish_table(struct row_vec *rv, struct cfi_table *t)
 	uint64_t base = rv->v[0].pc, last = rv->v[rv->n - 1].pc;
 	if (last - base > UINT32_MAX)
 		return -1;
-	t->rows = malloc(rv->n * sizeof(*t->rows));
-	if (!t->rows)
-		return -1;
-	t->base = base;
-	t->end = last;
+	struct cfi_row *rows = (struct cfi_row *)(void *)rv->v, prev = { 0 };
+	uint64_t prev_pc = 0;
 	uint32_t n = 0;
 	for (size_t i = 0; i < rv->n; i++) {
-		if (i > 0 && rv->v[i].pc == rv->v[i - 1].pc)
+		struct pc_row cur;
+		memcpy(&cur, &rv->v[i], sizeof(cur));
+		if (i > 0 && cur.pc == prev_pc)
 			continue;
-		if (n > 0 && same_rule(&t->rows[n - 1], &rv->v[i].row))
+		prev_pc = cur.pc;
+		if (n > 0 && same_rule(&prev, &cur.row))
 			continue;
-		t->rows[n] = rv->v[i].row;
-		t->rows[n].pc = (uint32_t)(rv->v[i].pc - base);
-		n++;
+		prev = cur.row;
+		prev.pc = (uint32_t)(cur.pc - base);
+		memcpy(&rows[n++], &prev, sizeof(prev));
 	}
+	struct cfi_row *shrunk = realloc(rows, n * sizeof(*rows));
+	t->rows = shrunk ? shrunk : rows;
+	rv->v = NULL;
+	t->base = base;
+	t->end = last;
 	t->n = n;
-	struct cfi_row *shrunk = realloc(t->rows, n * sizeof(*t->rows));
-	if (shrunk)
-		t->rows = shrunk;
 	return 0;
 }
 
