@@ -30,18 +30,23 @@ static struct qmap_entry *find(const struct qmap *m, uint64_t a, uint64_t b,
 	return NULL;
 }
 
-void qmap_add(struct qmap *m, uint64_t a, uint64_t b, uint64_t v)
+size_t qmap_slot(struct qmap *m, uint64_t a, uint64_t b)
 {
 	struct cpa_htab_probe pr;
 	struct qmap_entry *e = find(m, a, b, &pr);
 
-	if (e) {
-		e->v += v;
-		return;
-	}
+	if (e)
+		return (size_t)(e - m->e);
 	CPA_GROW(m->e, m->cap, m->n + 1);
-	m->e[m->n++] = (struct qmap_entry){a, b, v};
+	m->e[m->n++] = (struct qmap_entry){a, b, 0};
 	cpa_htab_add(&m->index, &pr, (uint32_t)m->n);
+	return m->n - 1;
+}
+
+void qmap_add(struct qmap *m, uint64_t a, uint64_t b, uint64_t v)
+{
+	size_t i = qmap_slot(m, a, b);	/* may move m->e */
+	m->e[i].v += v;
 }
 
 uint64_t qmap_get(const struct qmap *m, uint64_t a, uint64_t b)

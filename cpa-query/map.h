@@ -23,6 +23,8 @@ struct qmap {
 void qmap_init(struct qmap *m);
 /* Adds v to the sum of (a, b). */
 void qmap_add(struct qmap *m, uint64_t a, uint64_t b, uint64_t v);
+/* The index in m->e of (a, b), added with a sum of 0 when absent. */
+size_t qmap_slot(struct qmap *m, uint64_t a, uint64_t b);
 /* The sum of (a, b), 0 when absent. */
 uint64_t qmap_get(const struct qmap *m, uint64_t a, uint64_t b);
 void qmap_clear(struct qmap *m);

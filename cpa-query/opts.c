@@ -13,6 +13,7 @@ enum {
 	OPT_COMM, OPT_CGROUP, OPT_CONTAINER, OPT_POD, OPT_CPU, OPT_ENV, OPT_KIND,
 	OPT_GREP, OPT_EXCLUDE, OPT_LABELS, OPT_FORMAT, OPT_SPLIT,
 	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO, OPT_GROWTH, OPT_STACKS,
+	OPT_PRUNE,
 };
 
 static const char doc[] =
@@ -72,6 +73,9 @@ static const struct argp_option options[] = {
 	{"stacks", OPT_STACKS, "full|side", 0, "With --format stream and "
 	 "--split-every, side: each stack as [kernel]_[k] or [user], by its "
 	 "leaf", 3},
+	{"prune", OPT_PRUNE, "N", 0, "With --format stream and --split-every, "
+	 "a group's frames narrower than 1/N of their kind's total are summed "
+	 "into one [other] frame under their caller", 3},
 	{"top", OPT_TOP, "N", 0, "The N functions with the most self weight, "
 	 "with their total weight", 3},
 	{"diff-from", OPT_DIFF_FROM, "TIME", 0, "Start of a baseline range: "
@@ -189,6 +193,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cpa_die_usage("invalid --stacks '%s': expected full "
 				      "or side", arg);
 		break;
+	case OPT_PRUNE:
+		o->prune = (uint32_t)cpa_opt_uint("--prune", arg, 1, 1u << 24);
+		break;
 	case OPT_TOP:
 		o->top = (unsigned)cpa_opt_uint("--top", arg, 1, 1000000);
 		break;
@@ -263,6 +270,10 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 	if (o->side && !(o->split_ns && o->format == FORMAT_STREAM))
 		cpa_die_usage("--stacks needs --format stream and "
 			      "--split-every");
+	if (o->prune && (!(o->split_ns && o->format == FORMAT_STREAM) ||
+			 o->side))
+		cpa_die_usage("--prune needs --format stream and --split-every, "
+			      "and full stacks");
 	filter_finish(&o->filter);
 }
 

@@ -24,6 +24,8 @@ struct query_opts {
 	uint64_t split_ns;		/* 0: one file per window; with
 					 * --format stream, sum per split_ns */
 	bool side;			/* stream: stacks as their side */
+	uint32_t prune;			/* stream sums: frames under 1/prune
+					 * of their kind's total summed, 0 all */
 	unsigned top;
 	bool growth;			/* netting kinds: the range alone */
 	const char *output;

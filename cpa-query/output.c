@@ -445,14 +445,15 @@ static uint32_t out_string(struct stream_sink *s, uint32_t id)
 	return *slot;
 }
 
-/* The output label words of an aggregated sample: LW_* */
-enum { LW_CG_LO, LW_CG_HI, LW_PID, LW_TID, LW_CPU, LW_KIND, LW_FLAGS,
-       LW_COMM, LW_THREAD, LW_CONTAINER, LW_ENV, LW_N };
-
 static void agg_flush(struct stream_sink *s)
 {
-	for (size_t i = 0; i < s->agg.n; i++) {
-		const struct qmap_entry *e = &s->agg.e[i];
+	struct qmap *q = &s->agg;
+	if (s->prune) {
+		prune_group(s);
+		q = &s->pruned;
+	}
+	for (size_t i = 0; i < q->n; i++) {
+		const struct qmap_entry *e = &q->e[i];
 		uint32_t n;
 		const uint32_t *w = cpa_stacktab_get(s->out_ls,
 						     (uint32_t)(e->b >> 32), &n);
@@ -469,6 +470,8 @@ static void agg_flush(struct stream_sink *s)
 		cpa_write_sample(&s->w.w, &smp);
 	}
 	qmap_clear(&s->agg);
+	if (s->prune)
+		qmap_clear(&s->pruned);
 }
 
 #define KEEP(s, l) ((s)->keep & 1u << (l))
@@ -539,11 +542,13 @@ static void stream_entry(struct sink *k, unsigned column, uint64_t start,
 		*slot = side_stack(s, stack);
 	} else if (!*slot) {
 		uint32_t n;
+		bool is_new;
 		const uint32_t *f = cpa_dict_stack(&s->d->d, stack, &n);
 		uint32_t *ids = cpa_malloc((n + 1) * sizeof(*ids));
 		for (uint32_t i = 0; i < n; i++)
 			ids[i] = out_string(s, f[i]);
-		*slot = cpa_symw_stack(&s->w, ids, n);
+		*slot = s->prune ? cpa_stacktab_intern(s->paths, ids, n, &is_new)
+				 : cpa_symw_stack(&s->w, ids, n);
 		free(ids);
 	}
 	if (s->every_ns) {
@@ -610,6 +615,10 @@ int stream_sink_finish(struct stream_sink *s)
 		agg_flush(s);
 		qmap_free(&s->agg);
 		cpa_stacktab_free(s->out_ls);
+	}
+	if (s->prune) {
+		qmap_free(&s->pruned);
+		cpa_stacktab_free(s->paths);
 	}
 	int r = cpa_write_end(&s->w.w);
 	cpa_symw_free(&s->w);

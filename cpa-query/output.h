@@ -73,7 +73,16 @@ struct stream_sink {
 	uint32_t *ls_map;		/* segment label set -> out_ls id */
 	size_t ls_n;
 	uint32_t side_stk[2];		/* the two side stacks, 0 unwritten */
+	/* --prune: stacks are kept as paths of output string ids, written
+	 * only once the group is cut to what is wide enough */
+	uint32_t prune;
+	struct cpa_stacktab *paths;
+	struct qmap pruned;		/* (group, out ls << 32 | stack) -> w */
 };
+
+/* The output label words of an aggregated sample. */
+enum { LW_CG_LO, LW_CG_HI, LW_PID, LW_TID, LW_CPU, LW_KIND, LW_FLAGS,
+       LW_COMM, LW_THREAD, LW_CONTAINER, LW_ENV, LW_N };
 
 /* Writes the stream header and the meta the store kept. */
 int stream_sink_init(struct stream_sink *s, int fd,
@@ -84,6 +93,11 @@ int stream_sink_init(struct stream_sink *s, int fd,
 void stream_sink_aggregate(struct stream_sink *s, uint64_t origin,
 			   uint64_t every_ns, const struct cpa_labels *labels,
 			   bool side);
+/* Cuts each group's flame graph to frames at least 1/n of their kind's
+ * total wide (prune.c). */
+void stream_sink_prune(struct stream_sink *s, uint32_t n);
+/* Moves the group in s->agg, cut, into s->pruned (prune.c). */
+void prune_group(struct stream_sink *s);
 int stream_sink_finish(struct stream_sink *s);
 
 /* Self and total weight per function. */

@@ -169,6 +169,69 @@ hms() { date -d "@$1" '+%Y-%m-%d %H:%M:%S'; }
 	[[ "$output" == *"--stacks needs --format stream and --split-every"* ]]
 }
 
+# pruned N: folded lines (labels comm) cut as --prune N cuts them: a
+# frame under 1/N of the total of the lines goes, with all below it,
+# into one [other] under its caller; the root label is never cut.
+pruned() {
+	awk -v N="$1" '
+		{ n = $NF; sub(/ [0-9]+$/, ""); line[NR] = $0; w[NR] = n; T += n
+		  k = split($0, f, ";"); p = f[1]
+		  for (i = 2; i <= k; i++) { p = p ";" f[i]; tot[p] += n } }
+		END { for (r = 1; r <= NR; r++) {
+			k = split(line[r], f, ";"); p = f[1]; out = ""
+			for (i = 2; i <= k; i++) {
+				q = p ";" f[i]
+				if (tot[q] * N < T) { out = p ";[other]"; break }
+				p = q
+			}
+			sum[out == "" ? p : out] += w[r]
+		  }
+		  for (o in sum) print o, sum[o] }'
+}
+
+@test "query: --prune N sums the frames under 1/N of their kind into [other] under their caller" {
+	set -o pipefail
+	# app: hot paths and a tail of cold ones over three seconds; tiny is
+	# narrow as a whole; the off-CPU seconds are another kind's total
+	{
+		for s in 0 1 2; do
+			t=$(( (T0 + s) * 1000000000 ))
+			echo "$t oncpu 1 1 0 app app 20 main;hot;leaf_a"
+			echo "$t oncpu 1 1 0 app app 10 main;hot;leaf_b"
+			echo "$t oncpu 1 1 0 app app 1 main;hot;leaf_c"
+			for c in 1 2 3 4 5 6; do
+				echo "$t oncpu 1 1 1 app app 1 main;cold_$c;x"
+			done
+			echo "$t oncpu 2 2 1 tiny tiny 1 main;spin"
+			echo "$t offcpu-blocked 1 1 0 app app 1000000000 main;sleep"
+		done
+	} | "$CPA_BUILDDIR/tests/tools/mkstream" | cpa-store --dir "$T/p"
+	cpa-query --dir "$T/p" --labels comm --kind oncpu >"$T/whole"
+	cpa-query --dir "$T/p" --format stream --split-every 3s --labels comm \
+		--prune 20 >"$T/sums"
+	cpa-render --format folded --kind oncpu <"$T/sums" >"$T/got"
+	pruned 20 <"$T/whole" >"$T/want"
+	same_lines "$T/got" "$T/want"
+	# as the tree says: of 114 samples, 5.7 is the least kept
+	cat >"$T/expected" <<-EOF
+		app;main;hot;leaf_a 60
+		app;main;hot;leaf_b 30
+		app;main;hot;[other] 3
+		app;main;[other] 18
+		tiny;[other] 3
+	EOF
+	same_lines "$T/got" "$T/expected"
+	# the off-CPU kind is cut against its own total: kept whole
+	cpa-render --format folded --kind offcpu-blocked <"$T/sums" >"$T/off"
+	[ "$(cat "$T/off")" = "off-CPU blocked;app;main;sleep 3000000000" ]
+	run cpa-query --dir "$QS" --format stream --prune 40
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--prune needs --format stream and --split-every"* ]]
+	run cpa-query --dir "$QS" --format stream --split-every 1m --prune 0
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--prune"* ]]
+}
+
 @test "query: --split writes one folded file per window, or per --split-every" {
 	cpa-query --dir "$QS" --from "@$((T0 + 58))" --to "@$((T0 + 62))" --split "$T/split"
 	run ls "$T/split"

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --prune N: a group of stream sums cut to the flame graph a screen of N
+ * columns can draw. A day of a busy host has millions of distinct paths,
+ * almost all of them far narrower than a column; writing them costs the
+ * reader seconds and hundreds of MiB for nothing it can show. A frame
+ * whose total in the group is under 1/N of its kind's total is dropped
+ * with everything below it, and its weight goes to one "[other]" frame
+ * under its caller, so every node drawn keeps its true total.
+ *
+ * The tree is walked one depth at a time: each level's table holds only
+ * the children of the nodes kept at the level above, and a path leaves
+ * the walk at its first narrow frame, so the work is the frames of each
+ * path down to where it is cut, never the whole tree at once. Root
+ * labels are never cut (a label set is a row the reader may filter on),
+ * and kinds whose frees net against their allocations pass whole: their
+ * frees must meet their allocations' stacks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "log.h"
+#include "output.h"
+
+#define OTHER "[other]"
+
+/* One path of the group on its way down the tree. */
+struct cut {
+	uint32_t ls, path;	/* output label set, id in s->paths */
+	uint64_t w;
+	uint64_t node;		/* its node at the depth reached: the
+				 * level in the high word */
+	size_t slot;		/* its next frame in the level's table */
+};
+
+/* Where paths were cut: one [other] per node, written once. */
+struct cut_at {
+	uint32_t ls, path, depth;	/* one path cut there */
+};
+
+struct pruner {
+	struct stream_sink *s;
+	uint64_t group;
+	uint32_t other;		/* string id of "[other]" */
+	uint32_t *frames;
+	size_t cap;
+	struct qmap cuts;	/* (node, 0) -> weight cut below it */
+	struct cut_at *at;	/* by index in cuts */
+	size_t cap_at;
+};
+
+static void emit(struct pruner *p, uint32_t ls, uint32_t path, uint32_t keep,
+		 bool other, uint64_t w)
+{
+	uint32_t n;
+	const uint32_t *f = cpa_stacktab_get(p->s->paths, path, &n);
+	CPA_GROW(p->frames, p->cap, (size_t)keep + 1);
+	memcpy(p->frames, f, keep * sizeof(*f));
+	if (other)
+		p->frames[keep++] = p->other;
+	uint32_t stack = cpa_symw_stack(&p->s->w, p->frames, keep);
+	qmap_add(&p->s->pruned, p->group, (uint64_t)ls << 32 | stack, w);
+}
+
+static void cut(struct pruner *p, const struct cut *c, uint32_t depth)
+{
+	size_t j = qmap_slot(&p->cuts, c->node, 0);
+	p->cuts.e[j].v += c->w;
+	CPA_GROW(p->at, p->cap_at, j + 1);
+	p->at[j] = (struct cut_at){ c->ls, c->path, depth };
+}
+
+static uint16_t kind_of(const struct stream_sink *s, uint32_t ls)
+{
+	uint32_t n;
+	return (uint16_t)cpa_stacktab_get(s->out_ls, ls, &n)[LW_KIND];
+}
+
+void prune_group(struct stream_sink *s)
+{
+	struct pruner p = { .s = s, .other = cpa_symw_cstr(&s->w, OTHER) };
+	uint64_t total[CPA_KIND_COUNT] = {0};
+	struct cut *c = cpa_malloc((s->agg.n + 1) * sizeof(*c));
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->agg.n; i++) {
+		const struct qmap_entry *e = &s->agg.e[i];
+		uint32_t ls = (uint32_t)(e->b >> 32), path = (uint32_t)e->b;
+		uint16_t kind = kind_of(s, ls);
+		p.group = e->a;
+		if (kind >= CPA_KIND_COUNT || cpa_kind_nets(kind)) {
+			uint32_t len;
+			cpa_stacktab_get(s->paths, path, &len);
+			emit(&p, ls, path, len, false, e->v);
+			continue;
+		}
+		total[kind] += e->v;
+		c[n++] = (struct cut){ ls, path, e->v, ls, 0 };
+	}
+
+	struct qmap level;
+	qmap_init(&level);
+	qmap_init(&p.cuts);
+	for (uint32_t depth = 0; n; depth++) {
+		qmap_clear(&level);
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t len;
+			const uint32_t *f = cpa_stacktab_get(s->paths, c[i].path,
+							     &len);
+			if (len == depth) {	/* whole and wide enough */
+				emit(&p, c[i].ls, c[i].path, len, false, c[i].w);
+				continue;
+			}
+			c[i].slot = qmap_slot(&level, c[i].node, f[depth]);
+			level.e[c[i].slot].v += c[i].w;
+			c[k++] = c[i];
+		}
+		n = k;
+		k = 0;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t t = total[kind_of(s, c[i].ls)];
+			if ((double)level.e[c[i].slot].v * s->prune < (double)t) {
+				cut(&p, &c[i], depth);
+				continue;
+			}
+			c[i].node = (uint64_t)(depth + 1) << 32 | c[i].slot;
+			c[k++] = c[i];
+		}
+		n = k;
+	}
+	for (size_t j = 0; j < p.cuts.n; j++)
+		emit(&p, p.at[j].ls, p.at[j].path, p.at[j].depth, true,
+		     p.cuts.e[j].v);
+	qmap_free(&level);
+	qmap_free(&p.cuts);
+	free(p.at);
+	free(c);
+	free(p.frames);
+}
+
+void stream_sink_prune(struct stream_sink *s, uint32_t n)
+{
+	s->prune = n;
+	s->paths = cpa_stacktab_new();
+	qmap_init(&s->pruned);
+}
