@@ -56,6 +56,7 @@ struct row {
  * changes. */
 struct sums_key {
 	uint64_t from, to, every;
+	uint64_t prune;			/* cpa-query --prune, 0 none */
 	char labels[80];
 };
 
@@ -78,6 +79,8 @@ struct ui {
 	size_t nrows;
 	uint32_t *depth;		/* per node */
 	double build_ms;
+	uint32_t detail;		/* --prune the window's sums need
+					 * for the zoom and filters shown */
 	char msg[256];
 };
 
@@ -297,7 +300,7 @@ static bool sums_start(struct ui *u, struct tui_data *d, struct sums_key *have,
 		return false;
 	*have = *want;
 	if (tui_data_sums_start(d, want->from, want->to, want->every,
-				want->labels, side) < 0) {
+				want->labels, side, (uint32_t)want->prune) < 0) {
 		snprintf(u->msg, sizeof(u->msg), "%.200s", d->err);
 		have->to = 0;
 		return false;
@@ -317,6 +320,45 @@ static void sums_finish(struct ui *u, struct tui_data *d, struct sums_key *have)
 	if (d->period_ns)
 		u->d.period_ns = d->period_ns;
 	u->d.ncpu = d->ncpu;
+}
+
+/*
+ * The window's sums of a long chart are cut by cpa-query to the frames
+ * the screen can draw: under half a column of the kind's total is not
+ * drawn. Zooming in or filtering shows a smaller part of the total full
+ * width, so the cut is made finer (u->detail) as they ask. The callee
+ * and kernel-only views are built from other paths than the callers'
+ * tree cpa-query cuts, so they read the sums whole.
+ */
+#define PRUNE_MAX (1u << 22)
+
+static uint64_t window_prune(const struct ui *u)
+{
+	if (u->v.inverted || u->v.kernel_only)
+		return 0;
+	uint32_t n = 2 * (uint32_t)(COLS > 0 ? COLS : 80);
+	if (u->detail == UINT32_MAX)
+		return 0;
+	return u->detail > n ? u->detail : n;
+}
+
+/* After a build from cut sums: true when the view shown needs finer
+ * sums (u->detail raised). */
+static bool detail_short(struct ui *u)
+{
+	const struct tree *t = &u->m.tree;
+	if (!u->win_key.prune || !u->m.have_tree || !t->total[u->root])
+		return false;
+	double need = 2.0 * (COLS > 0 ? COLS : 80) * (double)u->m.total /
+		      (double)t->total[u->root];
+	if (need <= (double)u->win_key.prune)
+		return false;
+	uint32_t n = 1024;
+	while (n < need && n < PRUNE_MAX)
+		n *= 2;
+	/* beyond PRUNE_MAX a cut saves little: the sums whole */
+	u->detail = n >= PRUNE_MAX ? UINT32_MAX : n;
+	return true;
 }
 
 /*
@@ -349,7 +391,8 @@ static bool rebuild_from_sums(struct ui *u, uint64_t *cf, uint64_t *ct,
 	uint64_t wt = u->v.win_from + u->v.win_span;
 	if (wt % iv)
 		wt += iv - wt % iv;
-	struct sums_key wk = { .from = wf, .to = wt, .every = wt - wf };
+	struct sums_key wk = { .from = wf, .to = wt, .every = wt - wf,
+			       .prune = window_prune(u) };
 	sums_labels(u, true, wk.labels, sizeof(wk.labels));
 	bool win = sums_start(u, &u->win, &u->win_key, &wk, false);
 	/* both read the range at once, on two CPUs where there are; the
@@ -361,7 +404,8 @@ static bool rebuild_from_sums(struct ui *u, uint64_t *cf, uint64_t *ct,
 	return true;
 }
 
-static void rebuild(struct ui *u)
+/* True when the window came from sums. */
+static bool rebuild_once(struct ui *u)
 {
 	uint64_t cf, ct;
 	unsigned ncols = 0;
@@ -390,6 +434,14 @@ static void rebuild(struct ui *u)
 		u->depth[i] = u->depth[t->nodes[i].parent] + 1;
 	u->root = u->nzoom ? path_find(t, &u->zoom[u->nzoom - 1]) : TREE_ROOT;
 	u->sel = u->sel_path.n ? path_find(t, &u->sel_path) : TREE_ROOT;
+	return sums;
+}
+
+static void rebuild(struct ui *u)
+{
+	/* once more when the cut sums lack the detail of the zoom */
+	if (rebuild_once(u) && detail_short(u))
+		rebuild_once(u);
 }
 
 /* ---- drawing ---------------------------------------------------------- */
@@ -1043,10 +1095,13 @@ static bool key(struct ui *u, int ch)
 		u->zoom[u->nzoom] = (struct name_path){ 0 };
 		path_save(&u->m.tree, u->sel, &u->zoom[u->nzoom++]);
 		u->root = u->sel;
+		u->dirty = detail_short(u);
 		break;
 	case 27:
 		if (u->nzoom) {
 			path_free(&u->zoom[--u->nzoom]);
+			if (!u->nzoom)	/* the next sums as the screen needs */
+				u->detail = 0;
 			u->root = u->nzoom ? path_find(&u->m.tree,
 						       &u->zoom[u->nzoom - 1])
 					   : TREE_ROOT;

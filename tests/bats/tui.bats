@@ -366,13 +366,21 @@ two_procs_drawn() {
 	two_procs_drawn
 	see "^all +$oncpu samples \| View:100\.0%"
 	# the trend in sums per column (23 s) and side, the window in one
-	# sum per stack: samples were asked for the first screen's half hour
-	# alone
+	# sum per stack cut to what 120 columns draw: samples were asked for
+	# the first screen's half hour alone
 	grep -- '--split-every 23000000000ns --labels none --stacks side$' "$T/log"
-	grep -- '--to @1767272400.000000000 --split-every 10800000000000ns --labels comm$' "$T/log"
+	grep -- '--to @1767272400.000000000 --split-every 10800000000000ns --labels comm --prune 240$' "$T/log"
 	run grep -v -e --split-every -e --list "$T/log"
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "${lines[0]}" == *"--from @1767270600.000000000 --to @1767272400.000000000" ]]
+	# zoomed into one of the two processes, half the width is what the
+	# cut sums had: the window is asked for again, cut finer
+	keys j Enter
+	see '^proc[01] +[0-9,]+ samples \| View:100\.0%'
+	wait_for 10 grep -q -- '--labels comm --prune 1024$' "$T/log"
+	keys Escape k
+	see 'proc0.*proc1'
+	see "^all +$oncpu samples"
 	# a filter asks again with the field it tests
 	keys : "pid 1000" Enter
 	see "^all +$p0 samples"
