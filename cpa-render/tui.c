@@ -69,7 +69,9 @@ struct ui {
 	struct tui_model m;
 	uint64_t hist_from, hist_to;	/* the history the chart may show */
 	int chart_h;			/* rows of trend */
-	bool follow, help, dirty, empty_store;
+	bool follow, dirty, empty_store;
+	enum { OVERLAY_NONE, OVERLAY_HELP, OVERLAY_CONF, OVERLAY_FILTERS }
+		overlay;			/* ?, c, o: closed by any key */
 	uint32_t sel, root;		/* selected frame, zoom root */
 	struct name_path sel_path;
 	struct name_path *zoom;		/* zoom stack, outermost first */
@@ -284,6 +286,8 @@ static void sums_labels(const struct ui *u, bool with_roots, char *buf,
 	buf[0] = '\0';
 	for (size_t i = 0; i < sizeof(l) / sizeof(*l); i++)
 		if ((with_roots && u->v.label[l[i].label]) ||
+		    (with_roots && l[i].label == CPA_LABEL_CPU &&
+		     tui_irq_per_cpu(&u->v)) ||
 		    (l[i].field >= 0 && u->v.filter.set[l[i].field]))
 			o += (size_t)snprintf(buf + o, len - o, "%s%s",
 					      o ? "," : "", l[i].name);
@@ -803,9 +807,13 @@ static const char *const help_lines[] = {
 	"  0            full history         9            default window (10m)",
 	"  g            chart height",
 	"  arrows hjkl a d   move the selection; Enter zoom; Esc back",
+	"               (h moves left, as in vi: ? is CPA's h)",
 	"  I            caller / callee (inverted) view",
 	"  N P M D C H  root labels: env pid comm container cpu thread",
 	"  O            kernel frames only",
+	"  X            module+0xOFF frames merged as module+<...>",
+	"  U            IRQ-off gaps merged across CPUs (parted by default)",
+	"  c            the store's conf    o   the filters set",
 	"  e            next event kind (oncpu, offcpu-blocked, mem-...)",
 	"  :            filter: pid 12,13  comm NAME  cpu 0-3  container ID",
 	"               env VALUE; pidv commv cpuv containerv envv negate;",
@@ -815,9 +823,9 @@ static const char *const help_lines[] = {
 	"  press any key to close",
 };
 
-static void draw_help(void)
+/* A framed box of lines in the middle of the screen. */
+static void draw_box(const char *const *lines, int n)
 {
-	int n = (int)(sizeof(help_lines) / sizeof(*help_lines));
 	int w = 72, h = n + 2;
 	int y0 = LINES > h ? (LINES - h) / 2 : 0, x0 = COLS > w ? (COLS - w) / 2 : 0;
 	for (int i = 0; i < h && y0 + i < LINES; i++) {
@@ -826,9 +834,61 @@ static void draw_help(void)
 			addch(i == 0 || i == h - 1 ? '-' : k == 0 || k == w - 1
 			      ? '|' : ' ');
 		if (i > 0 && i < h - 1)
-			mvprintw(y0 + i, x0 + 2, "%.*s", w - 4,
-				 help_lines[i - 1]);
+			mvprintw(y0 + i, x0 + 2, "%.*s", w - 4, lines[i - 1]);
 	}
+}
+
+/* c: what the stream says of the store and its capture (cpa-query's
+ * meta), as CPA's conf screen shows its store's conf. */
+static void draw_conf(const struct ui *u)
+{
+	const struct tui_data *d = u->d.nmeta ? &u->d : &u->trend;
+	char head[4][128], *lines[80];
+	int n = 0;
+	char a[40], b[40];
+	fmt_time(u->hist_from, a, sizeof(a), true);
+	fmt_time(u->hist_to, b, sizeof(b), true);
+	snprintf(head[0], sizeof(head[0]), "conf: the store's meta, as "
+		 "cpa-query passes it on");
+	snprintf(head[1], sizeof(head[1]), "history %s .. %s", a, b);
+	snprintf(head[2], sizeof(head[2]), "%u CPUs, windows of %.3g s",
+		 u->d.ncpu, (double)u->d.interval_ns / 1e9);
+	head[3][0] = '\0';
+	for (int i = 0; i < 4; i++)
+		lines[n++] = head[i];
+	for (size_t i = 0; i < d->nmeta && n < 76; i++)
+		lines[n++] = d->meta[i];
+	if (!d->nmeta)
+		lines[n++] = "(no meta: the stream carried none)";
+	lines[n++] = "";
+	lines[n++] = "press any key to close";
+	draw_box((const char *const *)lines, n);
+}
+
+/* o: the filters set, each as the ':' command that sets it. */
+static void draw_filters(const struct ui *u)
+{
+	static const char *const name[F_N] = {
+		[F_PID] = "pid", [F_COMM] = "comm", [F_CPU] = "cpu",
+		[F_CONTAINER] = "container", [F_ENV] = "env",
+	};
+	char buf[F_N][160];
+	const char *lines[F_N + 5];
+	int n = 0;
+	lines[n++] = "filters, as the ':' commands that set them:";
+	lines[n++] = "";
+	for (int i = 0; i < F_N; i++)
+		if (u->v.filter.set[i]) {
+			snprintf(buf[i], sizeof(buf[i]), "  %s%s %s", name[i],
+				 u->v.filter.negate[i] ? "v" : "",
+				 u->v.filter.text[i]);
+			lines[n++] = buf[i];
+		}
+	if (n == 2)
+		lines[n++] = "  none: every sample of the kind is shown";
+	lines[n++] = "";
+	lines[n++] = "':unset NAME' clears one; press any key to close";
+	draw_box(lines, n);
 }
 
 static void draw(struct ui *u)
@@ -853,8 +913,13 @@ static void draw(struct ui *u)
 	draw_flame(u, top, LINES - 2 - top);
 	draw_detail(u, LINES - 2);
 	draw_status(u, LINES - 1);
-	if (u->help)
-		draw_help();
+	if (u->overlay == OVERLAY_HELP)
+		draw_box(help_lines, (int)(sizeof(help_lines) /
+					   sizeof(*help_lines)));
+	else if (u->overlay == OVERLAY_CONF)
+		draw_conf(u);
+	else if (u->overlay == OVERLAY_FILTERS)
+		draw_filters(u);
 	refresh();
 }
 
@@ -1059,13 +1124,28 @@ static void next_kind(struct ui *u)
 /* Returns false to quit. */
 static bool key(struct ui *u, int ch)
 {
-	if (u->help) {
-		u->help = false;
+	if (u->overlay != OVERLAY_NONE) {
+		u->overlay = OVERLAY_NONE;
 		return ch != 'q';
 	}
 	switch (ch) {
 	case 'q': return false;
-	case '?': u->help = true; break;
+	case '?': u->overlay = OVERLAY_HELP; break;
+	case 'c': u->overlay = OVERLAY_CONF; break;
+	case 'o': u->overlay = OVERLAY_FILTERS; break;
+	case 'X':
+		u->v.addr_merged = !u->v.addr_merged;
+		snprintf(u->msg, sizeof(u->msg), "unnamed addresses %s",
+			 u->v.addr_merged ? "merged per module" : "apart");
+		u->dirty = true;
+		break;
+	case 'U':
+		u->v.irq_cpu_merged = !u->v.irq_cpu_merged;
+		snprintf(u->msg, sizeof(u->msg), "IRQ-off gaps %s",
+			 u->v.irq_cpu_merged ? "merged across CPUs"
+					     : "parted by CPU");
+		u->dirty = true;
+		break;
 	case 't': window_set(u, u->v.win_from + u->v.win_span, u->v.win_span);
 		break;
 	case 'T': window_set(u, u->v.win_from > u->v.win_span

@@ -56,6 +56,9 @@ struct tui_data {
 	uint64_t period_ns;		/* on-CPU sampling period, 0 unknown */
 	unsigned ncpu;			/* the host's CPUs */
 	uint32_t kinds;			/* bit per event kind seen */
+	char **meta;			/* "key value" of the stream's meta,
+					 * each key once, for the c screen */
+	size_t nmeta;
 	char err[512];			/* the last failure, for the screen */
 	int pending_pid, pending_out, pending_err;	/* sums asked for */
 };
@@ -110,6 +113,8 @@ struct tui_view {
 	bool label[CPA_LABELS_MAX + 1];	/* by enum cpa_label */
 	bool kernel_only;
 	bool inverted;			/* callee view: leaves at the root */
+	bool addr_merged;		/* X: module+0xOFF as module+<...> */
+	bool irq_cpu_merged;		/* U: IRQ-off gaps not parted by CPU */
 	struct tui_filter filter;
 	regex_t search;
 	bool searching;
@@ -148,6 +153,8 @@ void tui_model_build(struct tui_model *m, struct tui_data *d,
 		     struct tui_data *trend, const struct tui_view *v,
 		     uint64_t chart_from, uint64_t chart_to, unsigned ncols);
 void tui_model_free(struct tui_model *m);
+/* IRQ-off gaps shown under their CPU. */
+bool tui_irq_per_cpu(const struct tui_view *v);
 
 /* tui.c */
 struct render_opts;

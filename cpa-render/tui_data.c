@@ -43,6 +43,9 @@ void tui_data_free(struct tui_data *d)
 	free(d->stack_flags);
 	free(d->s);
 	free(d->loaded);
+	for (size_t i = 0; i < d->nmeta; i++)
+		free(d->meta[i]);
+	free(d->meta);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -126,9 +129,36 @@ static void idmap_reset(struct idmap *m)
 		memset(m->stk, 0, m->cap_stk * sizeof(*m->stk));
 }
 
+/* Keeps "key value", the newest value of each key. */
+static void meta_keep(struct tui_data *d, const struct cpa_meta *mt)
+{
+	char *kv = cpa_malloc(mt->key_len + mt->value_len + 2);
+	memcpy(kv, mt->key, mt->key_len);
+	kv[mt->key_len] = ' ';
+	memcpy(kv + mt->key_len + 1, mt->value, mt->value_len);
+	kv[mt->key_len + 1 + mt->value_len] = '\0';
+	/* the store's bytes: only printable ones reach the screen */
+	for (char *c = kv; *c; c++)
+		if ((unsigned char)*c < 32 || (unsigned char)*c > 126)
+			*c = '?';
+	for (size_t i = 0; i < d->nmeta; i++)
+		if (!strncmp(d->meta[i], kv, mt->key_len + 1)) {
+			free(d->meta[i]);
+			d->meta[i] = kv;
+			return;
+		}
+	if (d->nmeta >= 64) {	/* what a screen shows */
+		free(kv);
+		return;
+	}
+	d->meta = cpa_realloc(d->meta, (d->nmeta + 1) * sizeof(*d->meta));
+	d->meta[d->nmeta++] = kv;
+}
+
 static void meta_read(struct tui_data *d, const struct cpa_meta *mt)
 {
 	char v[32] = "";
+	meta_keep(d, mt);
 	memcpy(v, mt->value, mt->value_len < 31 ? mt->value_len : 31);
 	unsigned long long n = strtoull(v, NULL, 10);
 

@@ -8,6 +8,7 @@
  * and a leaf is cached per (label set, stack) so a long window costs one
  * probe per sample.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,14 +239,36 @@ static void push_root(const char *tag, const char *value, void *ctx)
 	push(b, tree_name(b->t, (const char *)b->label.p, b->label.len));
 }
 
+/* The length of "module+" in "module+0x1a2b", an address that no
+ * symbol named, else 0. */
+static uint32_t addr_module(const char *s, uint32_t len)
+{
+	uint32_t i = len;
+	while (i > 0 && isxdigit((unsigned char)s[i - 1]))
+		i--;
+	if (i == len || i < 4 || memcmp(s + i - 3, "+0x", 3))
+		return 0;
+	return i - 2;
+}
+
 static uint32_t frame_name(struct builder *b, uint32_t id)
 {
 	CPA_GROW_ZERO(b->tname, b->cap_tname, (size_t)id + 1);
 	if (!b->tname[id]) {
-		uint32_t len;
+		uint32_t len, m;
 		const char *s = cpa_strtab_get(b->d->strs, id, &len);
-		b->tname[id] = len ? tree_name(b->t, s, len)
-				   : tree_name(b->t, "[unknown]", 9);
+		if (!len) {
+			b->tname[id] = tree_name(b->t, "[unknown]", 9);
+		} else if (b->v->addr_merged && (m = addr_module(s, len))) {
+			/* CPA's X: a module's unnamed code as one frame */
+			b->label.len = 0;
+			cpa_buf_add(&b->label, s, m);
+			cpa_buf_add(&b->label, "<...>", 5);
+			b->tname[id] = tree_name(b->t, (const char *)b->label.p,
+						 b->label.len);
+		} else {
+			b->tname[id] = tree_name(b->t, s, len);
+		}
 	}
 	return b->tname[id];
 }
@@ -313,8 +336,16 @@ static void labels_of(const struct tui_view *v, struct cpa_labels *l)
 	};
 	l->n = 0;
 	for (size_t i = 0; i < sizeof(order) / sizeof(*order); i++)
-		if (v->label[order[i]])
+		if (v->label[order[i]] ||
+		    (order[i] == CPA_LABEL_CPU && tui_irq_per_cpu(v)))
 			l->order[l->n++] = order[i];
+}
+
+bool tui_irq_per_cpu(const struct tui_view *v)
+{
+	/* an IRQ-off gap belongs to a CPU: parted by it, as CPA's IRQOFF
+	 * frames are, unless U merged them */
+	return v->kind == CPA_KIND_IRQOFF && !v->irq_cpu_merged;
 }
 
 /* which label sets pass: the kind shown and the filters */

@@ -321,6 +321,87 @@ two_procs_drawn() {
 	run ! has 'cpa-render --tui: keys'
 }
 
+# gone PATTERN: waits until the screen no longer shows PATTERN.
+gone() {
+	local i
+	for i in $(seq 200); do
+		if ! has "$1"; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	screen >&2
+	return 1
+}
+
+@test "tui: c shows the store's conf, o the filters set" {
+	tui 120 40 cpa-render --tui -- cpa-query --dir "$GS"
+	see '^ range '
+	keys c
+	see "conf: the store's meta"
+	has '\| history 2026-01-01 10:00:00 \.\. 2026-01-01 10:02:00 +\|'
+	has '\| [0-9]+ CPUs, windows of 1 s +\|'
+	has '\| +frequency 100 +\|'
+	has '\| +interval_ns 1000000000 +\|'
+	keys x
+	gone "conf: the store's meta"
+	keys o
+	see "filters, as the ':' commands that set them"
+	has 'none: every sample of the kind is shown'
+	keys x
+	gone 'filters, as the'
+	keys : "commv proc1" Enter
+	see 'filters commv proc1'
+	keys : "cpu 0-3" Enter
+	see 'filters comm.*cpu 0-3'
+	keys o
+	see '\| +commv proc1 +\|'
+	has '\| +cpu 0-3 +\|'
+	run ! has 'none: every sample'
+	keys q
+	see 'tui-exit=0'
+}
+
+@test "tui: X merges a module's unnamed addresses, U merges IRQ-off gaps across CPUs" {
+	{
+		t=1767261600000000000
+		echo "$t oncpu 1 1 0 app app 5 main;libfoo.so+0x1a2b"
+		echo "$t oncpu 1 1 0 app app 3 main;libfoo.so+0x2c00"
+		echo "$t oncpu 1 1 0 app app 1 main;named_fn"
+		echo "$t irqoff 1 1 0 app app 4000000 main;spin_lock_irq_[k]"
+		echo "$t irqoff 1 1 1 app app 6000000 main;spin_lock_irq_[k]"
+	} | "$CPA_BUILDDIR/tests/tools/mkstream" >"$T/x.cpa"
+	tui 120 40 cpa-render --tui "$T/x.cpa"
+	see '^all +9 samples \|'
+	has 'libfoo\.so\+0x1a2b'
+	keys X
+	see 'unnamed addresses merged per module'
+	see 'libfoo\.so\+<\.\.\.>'
+	run ! has 'libfoo\.so\+0x'
+	# the merged frame holds both addresses' samples
+	keys j j j
+	see '^libfoo\.so\+<\.\.\.> +8 samples \|'
+	keys X
+	see 'libfoo\.so\+0x1a2b'
+	# IRQ-off gaps under their CPU, as CPA draws them, until U
+	keys e
+	see '^trend \(irqoff\)'
+	run flame
+	[ "${lines[1]}" = "IRQ off" ]
+	[[ "${lines[3]}" == *"[cpu 0]"* ]]
+	[[ "${lines[3]}" == *"[cpu 1]"* ]]
+	keys U
+	see 'IRQ-off gaps merged across CPUs'
+	run flame
+	[[ "${lines[3]}" == main* ]]
+	run ! has '\[cpu [01]\]'
+	keys U
+	see 'IRQ-off gaps parted by CPU'
+	see '\[cpu 0\]'
+	keys q
+	see 'tui-exit=0'
+}
+
 @test "tui: the window moves by its span, narrows, widens, jumps, shows all" {
 	tui 120 40 cpa-render --tui -- cpa-query --dir "$GS"
 	see 'window 10:00:00 \+2m'
