@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 			stream_sink_aggregate(&s, o.from, o.split_ns, &o.labels,
 					      o.side);
 		if (o.prune)
-			stream_sink_prune(&s, o.prune);
+			stream_sink_prune(&s, o.prune, o.callee);
 		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
 		add_held(&o, &ss, o.from, 0, &st, &s.k);
 		int r = stream_sink_finish(&s);

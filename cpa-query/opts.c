@@ -13,7 +13,7 @@ enum {
 	OPT_COMM, OPT_CGROUP, OPT_CONTAINER, OPT_POD, OPT_CPU, OPT_ENV, OPT_KIND,
 	OPT_GREP, OPT_EXCLUDE, OPT_LABELS, OPT_FORMAT, OPT_SPLIT,
 	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO, OPT_GROWTH, OPT_STACKS,
-	OPT_PRUNE,
+	OPT_PRUNE, OPT_CALLEE,
 };
 
 static const char doc[] =
@@ -76,6 +76,9 @@ static const struct argp_option options[] = {
 	{"prune", OPT_PRUNE, "N", 0, "With --format stream and --split-every, "
 	 "a group's frames narrower than 1/N of their kind's total are summed "
 	 "into one [other] frame under their caller", 3},
+	{"callee", OPT_CALLEE, NULL, 0, "With --prune, cut the callee view's "
+	 "tree, leaves at the root: a cut stack keeps its leaf end under "
+	 "one [other] for its callers", 3},
 	{"top", OPT_TOP, "N", 0, "The N functions with the most self weight, "
 	 "with their total weight", 3},
 	{"diff-from", OPT_DIFF_FROM, "TIME", 0, "Start of a baseline range: "
@@ -196,6 +199,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_PRUNE:
 		o->prune = (uint32_t)cpa_opt_uint("--prune", arg, 1, 1u << 24);
 		break;
+	case OPT_CALLEE:
+		o->callee = true;
+		break;
 	case OPT_TOP:
 		o->top = (unsigned)cpa_opt_uint("--top", arg, 1, 1000000);
 		break;
@@ -274,6 +280,8 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 			 o->side))
 		cpa_die_usage("--prune needs --format stream and --split-every, "
 			      "and full stacks");
+	if (o->callee && !o->prune)
+		cpa_die_usage("--callee needs --prune");
 	filter_finish(&o->filter);
 }
 

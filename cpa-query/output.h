@@ -76,6 +76,7 @@ struct stream_sink {
 	/* --prune: stacks are kept as paths of output string ids, written
 	 * only once the group is cut to what is wide enough */
 	uint32_t prune;
+	bool callee;			/* cut from the leaf end */
 	struct cpa_stacktab *paths;
 	struct qmap pruned;		/* (group, out ls << 32 | stack) -> w */
 };
@@ -93,9 +94,9 @@ int stream_sink_init(struct stream_sink *s, int fd,
 void stream_sink_aggregate(struct stream_sink *s, uint64_t origin,
 			   uint64_t every_ns, const struct cpa_labels *labels,
 			   bool side);
-/* Cuts each group's flame graph to frames at least 1/n of their kind's
- * total wide (prune.c). */
-void stream_sink_prune(struct stream_sink *s, uint32_t n);
+/* Cuts each group's flame graph, or with callee its callee view's, to
+ * frames at least 1/n of their kind's total wide (prune.c). */
+void stream_sink_prune(struct stream_sink *s, uint32_t n, bool callee);
 /* Moves the group in s->agg, cut, into s->pruned (prune.c). */
 void prune_group(struct stream_sink *s);
 int stream_sink_finish(struct stream_sink *s);

@@ -12,9 +12,12 @@
  * the children of the nodes kept at the level above, and a path leaves
  * the walk at its first narrow frame, so the work is the frames of each
  * path down to where it is cut, never the whole tree at once. Root
- * labels are never cut (a label set is a row the reader may filter on),
- * and kinds whose frees net against their allocations pass whole: their
- * frees must meet their allocations' stacks.
+ * labels are never cut (a label set is a row the reader may filter on).
+ * With --callee the tree is the callee view's, walked from the leaf
+ * across label sets (the labels are at its far end), and a cut stack
+ * keeps its leaf end, "[other]" standing for its callers. Kinds whose
+ * frees net against their allocations pass whole: their frees must meet
+ * their allocations' stacks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +48,7 @@ struct pruner {
 	uint32_t other;		/* string id of "[other]" */
 	uint32_t *frames;
 	size_t cap;
-	struct qmap cuts;	/* (node, 0) -> weight cut below it */
+	struct qmap cuts;	/* (node, label set) -> weight cut below */
 	struct cut_at *at;	/* by index in cuts */
 	size_t cap_at;
 };
@@ -53,19 +56,23 @@ struct pruner {
 static void emit(struct pruner *p, uint32_t ls, uint32_t path, uint32_t keep,
 		 bool other, uint64_t w)
 {
-	uint32_t n;
+	uint32_t n, o = other && p->s->callee;
 	const uint32_t *f = cpa_stacktab_get(p->s->paths, path, &n);
 	CPA_GROW(p->frames, p->cap, (size_t)keep + 1);
-	memcpy(p->frames, f, keep * sizeof(*f));
-	if (other)
-		p->frames[keep++] = p->other;
-	uint32_t stack = cpa_symw_stack(&p->s->w, p->frames, keep);
+	/* the callers' end, or with callee the leaf's */
+	memcpy(p->frames + o, p->s->callee ? f + n - keep : f,
+	       keep * sizeof(*f));
+	if (o)
+		p->frames[0] = p->other;
+	else if (other)
+		p->frames[keep] = p->other;
+	uint32_t stack = cpa_symw_stack(&p->s->w, p->frames, keep + other);
 	qmap_add(&p->s->pruned, p->group, (uint64_t)ls << 32 | stack, w);
 }
 
 static void cut(struct pruner *p, const struct cut *c, uint32_t depth)
 {
-	size_t j = qmap_slot(&p->cuts, c->node, 0);
+	size_t j = qmap_slot(&p->cuts, c->node, c->ls);
 	p->cuts.e[j].v += c->w;
 	CPA_GROW(p->at, p->cap_at, j + 1);
 	p->at[j] = (struct cut_at){ c->ls, c->path, depth };
@@ -96,7 +103,10 @@ void prune_group(struct stream_sink *s)
 			continue;
 		}
 		total[kind] += e->v;
-		c[n++] = (struct cut){ ls, path, e->v, ls, 0 };
+		/* the callee view has the root labels at the leaves: its
+		 * tree starts at the kind, across label sets */
+		c[n++] = (struct cut){ ls, path, e->v,
+				       s->callee ? (uint64_t)kind : ls, 0 };
 	}
 
 	struct qmap level;
@@ -113,7 +123,8 @@ void prune_group(struct stream_sink *s)
 				emit(&p, c[i].ls, c[i].path, len, false, c[i].w);
 				continue;
 			}
-			c[i].slot = qmap_slot(&level, c[i].node, f[depth]);
+			uint32_t fr = s->callee ? f[len - 1 - depth] : f[depth];
+			c[i].slot = qmap_slot(&level, c[i].node, fr);
 			level.e[c[i].slot].v += c[i].w;
 			c[k++] = c[i];
 		}
@@ -140,9 +151,10 @@ void prune_group(struct stream_sink *s)
 	free(p.frames);
 }
 
-void stream_sink_prune(struct stream_sink *s, uint32_t n)
+void stream_sink_prune(struct stream_sink *s, uint32_t n, bool callee)
 {
 	s->prune = n;
+	s->callee = callee;
 	s->paths = cpa_stacktab_new();
 	qmap_init(&s->pruned);
 }

@@ -189,7 +189,7 @@ pruned() {
 		  for (o in sum) print o, sum[o] }'
 }
 
-@test "query: --prune N sums the frames under 1/N of their kind into [other] under their caller" {
+@test "query: --prune N sums the frames under 1/N of their kind into [other] under their caller; --callee cuts from the leaf" {
 	set -o pipefail
 	# app: hot paths and a tail of cold ones over three seconds; tiny is
 	# narrow as a whole; the off-CPU seconds are another kind's total
@@ -221,12 +221,27 @@ pruned() {
 		tiny;[other] 3
 	EOF
 	same_lines "$T/got" "$T/expected"
+	# the callee view's tree, from the leaf across processes: the six
+	# cold callers of x are one wide x, cut above it
+	cpa-query --dir "$T/p" --format stream --split-every 3s --labels comm \
+		--prune 20 --callee | cpa-render --format folded --kind oncpu >"$T/callee"
+	cat >"$T/expected" <<-EOF
+		app;main;hot;leaf_a 60
+		app;main;hot;leaf_b 30
+		app;[other];x 18
+		app;[other] 3
+		tiny;[other] 3
+	EOF
+	same_lines "$T/callee" "$T/expected"
 	# the off-CPU kind is cut against its own total: kept whole
 	cpa-render --format folded --kind offcpu-blocked <"$T/sums" >"$T/off"
 	[ "$(cat "$T/off")" = "off-CPU blocked;app;main;sleep 3000000000" ]
 	run cpa-query --dir "$QS" --format stream --prune 40
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--prune needs --format stream and --split-every"* ]]
+	run cpa-query --dir "$QS" --format stream --split-every 1m --callee
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--callee needs --prune"* ]]
 	run cpa-query --dir "$QS" --format stream --split-every 1m --prune 0
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--prune"* ]]
