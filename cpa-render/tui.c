@@ -57,6 +57,7 @@ struct row {
 struct sums_key {
 	uint64_t from, to, every;
 	uint64_t prune;			/* cpa-query --prune, 0 none */
+	uint64_t callee;		/* and --callee */
 	char labels[80];
 };
 
@@ -304,7 +305,8 @@ static bool sums_start(struct ui *u, struct tui_data *d, struct sums_key *have,
 		return false;
 	*have = *want;
 	if (tui_data_sums_start(d, want->from, want->to, want->every,
-				want->labels, side, (uint32_t)want->prune) < 0) {
+				want->labels, side, (uint32_t)want->prune,
+				want->callee) < 0) {
 		snprintf(u->msg, sizeof(u->msg), "%.200s", d->err);
 		have->to = 0;
 		return false;
@@ -331,14 +333,14 @@ static void sums_finish(struct ui *u, struct tui_data *d, struct sums_key *have)
  * the screen can draw: under half a column of the kind's total is not
  * drawn. Zooming in or filtering shows a smaller part of the total full
  * width, so the cut is made finer (u->detail) as they ask. The callee
- * and kernel-only views are built from other paths than the callers'
- * tree cpa-query cuts, so they read the sums whole.
+ * view's tree is cut from the leaf (--callee); the kernel-only view is
+ * built from other paths than either, so it reads the sums whole.
  */
 #define PRUNE_MAX (1u << 22)
 
 static uint64_t window_prune(const struct ui *u)
 {
-	if (u->v.inverted || u->v.kernel_only)
+	if (u->v.kernel_only)
 		return 0;
 	uint32_t n = 2 * (uint32_t)(COLS > 0 ? COLS : 80);
 	if (u->detail == UINT32_MAX)
@@ -396,7 +398,8 @@ static bool rebuild_from_sums(struct ui *u, uint64_t *cf, uint64_t *ct,
 	if (wt % iv)
 		wt += iv - wt % iv;
 	struct sums_key wk = { .from = wf, .to = wt, .every = wt - wf,
-			       .prune = window_prune(u) };
+			       .prune = window_prune(u),
+			       .callee = u->v.inverted };
 	sums_labels(u, true, wk.labels, sizeof(wk.labels));
 	bool win = sums_start(u, &u->win, &u->win_key, &wk, false);
 	/* both read the range at once, on two CPUs where there are; the

@@ -479,12 +479,12 @@ static long fetch(struct tui_data *d, uint64_t from, uint64_t to)
 
 int tui_data_sums_start(struct tui_data *d, uint64_t from, uint64_t to,
 			uint64_t every_ns, const char *labels, bool side,
-			uint32_t prune)
+			uint32_t prune, bool callee)
 {
 	char a[40], b[40], every[32], cut[16];
 	const char *args[] = { "--format", "stream", "--from", a, "--to", b,
 			       "--split-every", every, "--labels", labels,
-			       NULL, NULL, NULL };
+			       NULL, NULL, NULL, NULL };
 	struct child c;
 
 	/* new tables: what a long range held before is not kept */
@@ -501,6 +501,7 @@ int tui_data_sums_start(struct tui_data *d, uint64_t from, uint64_t to,
 	} else if (prune) {
 		args[10] = "--prune";
 		args[11] = cut;
+		args[12] = callee ? "--callee" : NULL;
 	}
 	if (start_query(d, args, &c) < 0)
 		return -1;

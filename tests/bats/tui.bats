@@ -469,6 +469,11 @@ gone() {
 	run flame
 	[[ "${lines[1]}" == *proc0* ]]
 	[[ "${lines[1]}" != *proc1* ]]
+	# the callee view's sums are cut from the leaf, and add up the same
+	keys I
+	see 'oncpu callee \|'
+	grep -E -- '--prune [0-9]+ --callee$' "$T/log"
+	see "^all +$p0 samples"
 	keys q
 	see 'tui-exit=0'
 }
