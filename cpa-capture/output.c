@@ -148,7 +148,9 @@ void output_queue_sample(const struct cpa_raw_sample *s)
 			stored = n;
 		}
 	}
-	it = cpa_malloc(sizeof(*it) + stored);
+	size_t named = s->flags & CPA_RAW_NAMED_FRAMES ? s->named_len : 0;
+
+	it = cpa_malloc(sizeof(*it) + stored + named);
 	it->mono_ns = s->time_ns;
 	it->type = CPA_REC_RAW_SAMPLE;
 	it->u.raw = *s;
@@ -159,6 +161,10 @@ void output_queue_sample(const struct cpa_raw_sample *s)
 	if (stored)
 		memcpy(it->data, stack, stored);
 	it->u.raw.stack = it->data;
+	if (named) {
+		memcpy(it->data + stored, s->named, named);
+		it->u.raw.named = it->data + stored;
+	}
 	push(it);
 }
 

@@ -34,16 +34,20 @@ static uint64_t period_ns(const struct store_set *ss)
 }
 
 /*
- * The range [from, to) has been read into k. For mem-usage and heap-inuse
- * the answer is what was still held at to: unless --growth, the older
- * windows of those kinds are read too, when the range had such samples or
- * --kind asked for them (a query of other kinds reads nothing more).
+ * The range [from, to) has been read into k. For the kinds that net
+ * (mem-usage, heap-inuse, java-live) the answer is what was still held at
+ * to: unless --growth, the older windows of those kinds are read too, when
+ * the range had such samples or --kind asked for them (a query of other
+ * kinds reads nothing more).
  */
 static void add_held(const struct query_opts *o, const struct store_set *ss,
 		     uint64_t from, unsigned column,
 		     const struct scan_stats *st, struct sink *k)
 {
-	uint32_t nets = 1u << CPA_KIND_MEM_USAGE | 1u << CPA_KIND_HEAP_INUSE;
+	uint32_t nets = 0;
+	for (unsigned kind = 0; kind < CPA_KIND_COUNT; kind++)
+		if (cpa_kind_nets(kind))
+			nets |= 1u << kind;
 	if (o->growth)
 		return;
 	if (st->nets || (o->filter.kinds & nets))

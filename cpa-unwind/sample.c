@@ -110,6 +110,24 @@ static void unwind_free(struct unwinder *u, const struct cpa_raw_sample *s)
 	u->st.frees++;
 }
 
+/* The sample's named frames into ids, root first, at most room. */
+static unsigned named_frames(struct unwinder *u,
+			     const struct cpa_raw_sample *s, uint32_t *ids,
+			     unsigned room)
+{
+	const char *name[CPA_MAX_NAMED_FRAMES];
+	uint16_t len[CPA_MAX_NAMED_FRAMES];
+	size_t pos = 0;
+	unsigned n = s->n_named < room ? s->n_named : room;
+
+	for (unsigned i = 0; i < s->n_named; i++)
+		name[i] = cpa_named_frame(s->named, &pos, &len[i]);
+	/* what does not fit is the root end */
+	for (unsigned i = 0; i < n; i++)
+		ids[i] = output_string(u->out, name[n - 1 - i], len[n - 1 - i]);
+	return n;
+}
+
 int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		      char *err, size_t errlen)
 {
@@ -206,6 +224,10 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 			u->st.inline_frames += k;
 		}
 	}
+	/* frames the capture named (a JVMTI agent's Java stack), leaf
+	 * first in the record */
+	if (s.flags & CPA_RAW_NAMED_FRAMES)
+		n += named_frames(u, &s, u->frames + n, max - n - s.n_kernel);
 	for (unsigned i = s.n_kernel; i-- > 0;)
 		u->frames[n++] = frame_kernel(u, s.kernel_ips[i]);
 	u->st.frames_out += n;

@@ -99,6 +99,8 @@ static const struct {
 	{ "mem-rss", T_MEM_USAGE },
 	{ "heap-alloc", T_ALLOC_SPACE },
 	{ "heap-inuse", T_INUSE_SPACE },
+	{ "java-alloc", T_ALLOC_SPACE },
+	{ "java-live", T_INUSE_SPACE },
 };
 
 int cpa_pprof_unit_type(enum cpa_unit unit)

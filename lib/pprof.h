@@ -19,6 +19,8 @@
  *   mem-virt, mem-phys,        -> mem_virt, mem_phys, mem_usage/bytes
  *   mem-usage
  *   heap-alloc, heap-inuse     -> alloc_space, inuse_space/bytes
+ *   java-alloc, java-live      -> the same (their marker frames keep
+ *                                 them apart from the C heap's)
  * Folded text has no kind, only a unit: samples and ns as above, count
  * events/count, bytes space/bytes, pages pages/count.
  * A profile of several types keeps each apart: one column per type

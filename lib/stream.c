@@ -24,6 +24,7 @@
 #define RAW_FIXED 88
 #define RAW_PY_FIXED 8		/* Python section: version, n, flags */
 #define RAW_PY_FRAME 16
+#define RAW_NAMED_FIXED 8	/* named section: n, reserved, bytes */
 #define TASK_FIXED 40
 #define MMAP_FIXED 80
 #define LOST_FIXED 24
@@ -257,12 +258,24 @@ static void put_py_frames(uint8_t *q, const struct cpa_raw_sample *s)
 	}
 }
 
+/* The named section, after the Python section. */
+static void put_named_frames(uint8_t *q, const struct cpa_raw_sample *s)
+{
+	cpa_put_le16(q, s->n_named);
+	cpa_put_le16(q + 2, 0);
+	cpa_put_le32(q + 4, s->named_len);
+	memcpy(q + RAW_NAMED_FIXED, s->named, s->named_len);
+}
+
 int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 {
 	if (s->n_kernel > CPA_MAX_FRAMES || s->n_user > CPA_MAX_FRAMES ||
 	    s->n_regs > CPA_MAX_REGS || s->stack_len > CPA_MAX_STACK_BYTES ||
 	    (s->stack_len && !s->stack) ||
 	    ((s->flags & CPA_RAW_PY_FRAMES) && s->n_py > CPA_MAX_PY_FRAMES) ||
+	    ((s->flags & CPA_RAW_NAMED_FRAMES) &&
+	     (s->n_named > CPA_MAX_NAMED_FRAMES ||
+	      s->named_len > CPA_RECORD_MAX / 2 || !s->named)) ||
 	    ((s->flags & CPA_RAW_STACK_ZRUNS) &&
 	     (s->stack_stored > s->stack_len || !s->stack ||
 	      (s->stack_len && !s->stack_stored)))) {
@@ -273,9 +286,11 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 	uint32_t id_len = (s->flags & CPA_RAW_ALLOC_ID) ? 8 : 0;
 	uint32_t py_len = (s->flags & CPA_RAW_PY_FRAMES) ?
 				  RAW_PY_FIXED + RAW_PY_FRAME * s->n_py : 0;
+	uint32_t named_len = (s->flags & CPA_RAW_NAMED_FRAMES) ?
+				     RAW_NAMED_FIXED + s->named_len : 0;
 	uint32_t len = RAW_FIXED + id_len +
 		       8u * (s->n_kernel + s->n_user + s->n_regs) +
-		       s->stack_len + py_len;
+		       s->stack_len + py_len + named_len;
 	uint8_t *p = begin_record(w, CPA_REC_RAW_SAMPLE, len);
 	if (!p)
 		return -w->err;
@@ -320,6 +335,10 @@ int cpa_write_raw_sample(struct cpa_writer *w, const struct cpa_raw_sample *s)
 		put_py_frames(flags & CPA_RAW_STACK_ZRUNS ? q + stored :
 							    q + s->stack_len,
 			      s);
+	if (named_len)
+		put_named_frames((flags & CPA_RAW_STACK_ZRUNS ? q + stored :
+							       q + s->stack_len) +
+				 py_len, s);
 	if (flags & CPA_RAW_STACK_ZRUNS) {
 		/* give back the part of the reservation not used */
 		w->len -= s->stack_len - stored;
@@ -687,6 +706,42 @@ static void get_comm(char *dst, const uint8_t *src)
 	dst[CPA_COMM_LEN - 1] = '\0';
 }
 
+/* The named section at q: every frame non-empty and within its bound,
+ * the lengths adding up to the section's. */
+static int decode_named(const struct cpa_record *rec, const uint8_t *q,
+			struct cpa_raw_sample *s, char *err, size_t errlen)
+{
+	const uint8_t *end = rec->payload + rec->len;
+	s->n_named = cpa_get_le16(q);
+	s->named_len = cpa_get_le32(q + 4);
+	s->named = q + RAW_NAMED_FIXED;
+	if (s->n_named > CPA_MAX_NAMED_FRAMES)
+		return dec_fail(rec, err, errlen, "%u named frames, at most %d",
+				s->n_named, CPA_MAX_NAMED_FRAMES);
+	if (s->named_len > (size_t)(end - s->named))
+		return dec_fail(rec, err, errlen, "named frames of %u bytes "
+				"past the record's end", s->named_len);
+	size_t pos = 0;
+	for (unsigned i = 0; i < s->n_named; i++) {
+		uint16_t len;
+		if (s->named_len - pos < 2)
+			return dec_fail(rec, err, errlen, "named frame %u "
+					"past the section's end", i);
+		len = cpa_get_le16(s->named + pos);
+		if (!len || len > CPA_NAMED_FRAME_MAX ||
+		    len > s->named_len - pos - 2)
+			return dec_fail(rec, err, errlen, "named frame %u of "
+					"%u bytes: expected 1 to %d within "
+					"the section", i, len,
+					CPA_NAMED_FRAME_MAX);
+		pos += 2u + len;
+	}
+	if (pos != s->named_len)
+		return dec_fail(rec, err, errlen, "named frames take %zu of "
+				"the section's %u bytes", pos, s->named_len);
+	return 0;
+}
+
 int cpa_decode_raw_sample(const struct cpa_record *rec,
 			  struct cpa_raw_sample *s, uint8_t *stack_buf,
 			  char *err, size_t errlen)
@@ -749,6 +804,17 @@ int cpa_decode_raw_sample(const struct cpa_record *rec,
 		want += RAW_PY_FIXED + RAW_PY_FRAME * s->n_py;
 	} else if (s->flags & CPA_RAW_PY_FRAMES) {
 		want += RAW_PY_FIXED;	/* too short: the check below says so */
+	}
+	s->n_named = 0;
+	s->named_len = 0;
+	s->named = NULL;
+	if ((s->flags & CPA_RAW_NAMED_FRAMES) &&
+	    want + RAW_NAMED_FIXED <= rec->len) {
+		if (decode_named(rec, p + want, s, err, errlen) < 0)
+			return -1;
+		want += RAW_NAMED_FIXED + s->named_len;
+	} else if (s->flags & CPA_RAW_NAMED_FRAMES) {
+		want += RAW_NAMED_FIXED;
 	}
 	if (want != rec->len)
 		return dec_fail(rec, err, errlen,
@@ -981,6 +1047,9 @@ static const struct {
 	[CPA_KIND_HEAP_ALLOC] = {"heap-alloc", "heap allocated",
 				 CPA_UNIT_BYTES},
 	[CPA_KIND_HEAP_INUSE] = {"heap-inuse", "heap in use", CPA_UNIT_BYTES},
+	[CPA_KIND_JAVA_ALLOC] = {"java-alloc", "Java allocated",
+				 CPA_UNIT_BYTES},
+	[CPA_KIND_JAVA_LIVE] = {"java-live", "Java live", CPA_UNIT_BYTES},
 };
 
 const char *cpa_kind_name(unsigned kind)
@@ -1006,7 +1075,8 @@ int cpa_kind_parse(const char *name)
 
 bool cpa_kind_nets(unsigned kind)
 {
-	return kind == CPA_KIND_MEM_USAGE || kind == CPA_KIND_HEAP_INUSE;
+	return kind == CPA_KIND_MEM_USAGE || kind == CPA_KIND_HEAP_INUSE ||
+	       kind == CPA_KIND_JAVA_LIVE;
 }
 
 enum cpa_unit cpa_kind_unit(unsigned kind)

@@ -23,7 +23,7 @@
 #define CPA_STREAM_MAGIC "\x89" "CPA"
 #define CPA_STREAM_MAGIC_LEN 4
 #define CPA_STREAM_MAJOR 1
-#define CPA_STREAM_MINOR 3
+#define CPA_STREAM_MINOR 4
 #define CPA_STREAM_HEADER_SIZE 16
 #define CPA_RECORD_HEADER_SIZE 8
 /* Largest payload a decoder accepts: a raw sample with a 64 KiB stack
@@ -65,7 +65,8 @@ enum cpa_kind {
 	CPA_KIND_MEM_USAGE = 9,		/* bytes, signed: pages still resident */
 	CPA_KIND_HEAP_ALLOC = 10,	/* bytes: malloc and friends */
 	CPA_KIND_HEAP_INUSE = 11,	/* bytes, signed: malloc'd, not freed */
-	/* 12 and 13 are reserved for Java allocations and live objects */
+	CPA_KIND_JAVA_ALLOC = 12,	/* bytes: sampled Java objects (JVMTI) */
+	CPA_KIND_JAVA_LIVE = 13,	/* bytes, signed: those not freed yet */
 	CPA_KIND_COUNT
 };
 
@@ -103,7 +104,14 @@ enum cpa_unit {
  * and py[] are valid. */
 #define CPA_RAW_PY_FRAMES	0x0200
 
+/* The sample carries frames already named (1.4): a JVMTI agent's Java
+ * stack, which has no address to resolve. They are the leaf end of the
+ * user chain; n_named, named_len and named are valid. */
+#define CPA_RAW_NAMED_FRAMES	0x0400
+
 #define CPA_MAX_PY_FRAMES 64
+#define CPA_MAX_NAMED_FRAMES 256
+#define CPA_NAMED_FRAME_MAX 1024	/* bytes of one named frame */
 /* py_flags */
 #define CPA_PY_TRUNCATED	0x1	/* deeper than CPA_MAX_PY_FRAMES */
 #define CPA_PY_BROKEN		0x2	/* a frame could not be read */
@@ -147,7 +155,22 @@ struct cpa_raw_sample {
 	uint16_t n_py;
 	uint32_t py_flags;	/* CPA_PY_* */
 	struct cpa_py_frame py[CPA_MAX_PY_FRAMES];	/* leaf first */
+	/* with CPA_RAW_NAMED_FRAMES only: n_named frames, leaf first, each
+	 * a u16 length and its bytes (cpa_named_frame walks them) */
+	uint16_t n_named;
+	uint32_t named_len;
+	const uint8_t *named;	/* into the record when decoded */
 };
+
+/* The named frame at *pos of a raw sample's named section (decoded, so
+ * every length is known to fit); *pos moves to the next. */
+static inline const char *cpa_named_frame(const uint8_t *named, size_t *pos,
+					  uint16_t *len)
+{
+	*len = (uint16_t)(named[*pos] | named[*pos + 1] << 8);
+	*pos += 2u + *len;
+	return (const char *)named + *pos - *len;
+}
 
 /* Encodes len bytes of snapshot at src as zero runs into out (room for len
  * bytes). Returns the encoded length, or 0 when it is not shorter. */
@@ -374,7 +397,8 @@ const char *cpa_kind_marker(unsigned kind);
 int cpa_kind_parse(const char *name);
 enum cpa_unit cpa_kind_unit(unsigned kind);
 /* True for kinds whose samples are allocations and later frees (flag
- * CPA_FLAG_FREE) that net to what is still held: mem-usage, heap-inuse. */
+ * CPA_FLAG_FREE) that net to what is still held: mem-usage, heap-inuse,
+ * java-live. */
 bool cpa_kind_nets(unsigned kind);
 /* "samples", "ns", "count", "bytes", "pages" */
 const char *cpa_unit_name(enum cpa_unit unit);

@@ -227,7 +227,7 @@ static void test_framing_errors(void)
 	EXPECT_READ_ERROR(good, 10, "truncated stream header");
 	memcpy(good, one, 16);
 	good[4] = 9;
-	EXPECT_READ_ERROR(good, 16, "stream version 9.3 not supported");
+	EXPECT_READ_ERROR(good, 16, "stream version 9.4 not supported");
 	memcpy(good, one, 16);
 	good[8] = 3;
 	EXPECT_READ_ERROR(good, 16, "bad header length");
@@ -847,7 +847,7 @@ static void test_alloc_id(void)
 	lseek(fd, 0, SEEK_SET);
 	struct cpa_reader r;
 	CHECK(cpa_reader_init(&r, fd, "ids", NULL, 0) == 0);
-	CHECK(r.minor == 3);
+	CHECK(r.minor == CPA_STREAM_MINOR);
 	struct cpa_record rec;
 	struct cpa_raw_sample s;
 	char err[256];
@@ -912,6 +912,12 @@ static void test_names(void)
 	CHECK(cpa_kind_parse("mem-usage") == 9);
 	CHECK(cpa_kind_parse("heap-alloc") == 10);
 	CHECK(cpa_kind_parse("heap-inuse") == 11);
+	CHECK(cpa_kind_parse("java-alloc") == 12);
+	CHECK(cpa_kind_parse("java-live") == 13);
+	CHECK_STR(cpa_kind_marker(CPA_KIND_JAVA_ALLOC), "Java allocated");
+	CHECK(cpa_kind_unit(CPA_KIND_JAVA_LIVE) == CPA_UNIT_BYTES);
+	CHECK(cpa_kind_nets(CPA_KIND_JAVA_LIVE));
+	CHECK(!cpa_kind_nets(CPA_KIND_JAVA_ALLOC));
 	CHECK_STR(cpa_kind_marker(CPA_KIND_MEM_VIRT), "memory virtual");
 	CHECK_STR(cpa_kind_marker(CPA_KIND_MEM_PHYS), "memory physical");
 	CHECK_STR(cpa_kind_marker(CPA_KIND_MEM_USAGE), "memory usage");
@@ -1011,6 +1017,63 @@ static void test_py_frames(void)
 	close(fd);
 }
 
+/* Frames named by the capture (a JVMTI agent's), after the Python
+ * section: round trip, and every length checked. */
+static void test_named_frames(void)
+{
+	static const uint8_t named[] = { 6, 0, 'b', 'y', 't', 'e', '[', ']',
+					 3, 0, 'a', '.', 'b' };
+	int fd = memfd_with(NULL, 0);
+	struct cpa_writer w;
+	struct cpa_raw_sample raw = sample_raw(), s;
+	struct cpa_reader r;
+	struct cpa_record rec;
+	char err[256];
+
+	raw.flags |= CPA_RAW_NAMED_FRAMES | CPA_RAW_PY_FRAMES;
+	raw.n_py = 1;
+	raw.n_named = 2;
+	raw.named_len = sizeof(named);
+	raw.named = named;
+	CHECK(cpa_writer_init(&w, fd) == 0);
+	CHECK(cpa_write_raw_sample(&w, &raw) == 0);
+	CHECK(cpa_write_end(&w) == 0);
+	CHECK(cpa_writer_close(&w) == 0);
+	lseek(fd, 0, SEEK_SET);
+	CHECK(cpa_reader_init(&r, fd, "named", NULL, 0) == 0);
+	CHECK(cpa_reader_next(&r, &rec) == 1);
+	CHECK(cpa_decode_raw_sample(&rec, &s, snap, err, sizeof(err)) == 0);
+	CHECK(s.n_named == 2 && s.named_len == sizeof(named) && s.n_py == 1);
+	size_t pos = 0;
+	uint16_t len;
+	const char *f = cpa_named_frame(s.named, &pos, &len);
+	CHECK(len == 6 && !memcmp(f, "byte[]", 6));
+	f = cpa_named_frame(s.named, &pos, &len);
+	CHECK(len == 3 && !memcmp(f, "a.b", 3) && pos == sizeof(named));
+
+	uint8_t *p = (uint8_t *)rec.payload + rec.len - sizeof(named);
+	p[8] = 4;	/* the last frame past the section's end */
+	CHECK(cpa_decode_raw_sample(&rec, &s, snap, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "named frame 1 of 4 bytes") != NULL);
+	p[8] = 2;	/* a byte left over */
+	CHECK(cpa_decode_raw_sample(&rec, &s, snap, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "take 12 of") != NULL);
+	p[8] = 3;
+	p[0] = 0;	/* an empty frame */
+	CHECK(cpa_decode_raw_sample(&rec, &s, snap, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "named frame 0 of 0 bytes") != NULL);
+	p[0] = 6;
+	p[-8] = 3;	/* more frames than the section holds */
+	CHECK(cpa_decode_raw_sample(&rec, &s, snap, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "named frame 2 past") != NULL);
+	p[-8] = 2;
+	p[-4] = 200;	/* the section longer than the record */
+	CHECK(cpa_decode_raw_sample(&rec, &s, snap, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "past the record's end") != NULL);
+	cpa_reader_free(&r);
+	close(fd);
+}
+
 int main(void)
 {
 	test_round_trip();
@@ -1019,6 +1082,7 @@ int main(void)
 	test_zero_runs();
 	test_zero_run_errors();
 	test_py_frames();
+	test_named_frames();
 	test_writer_limits();
 	test_dict();
 	test_reader_ready();
