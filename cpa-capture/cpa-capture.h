@@ -15,6 +15,7 @@
  *   probes.c        --probe specs, parsed and attached
  *   memory.c        --mem virt, phys, usage: the memory BPF object
  *   heap.c          --mem malloc: uprobes on the C library's allocator
+ *   java.c          --java-alloc, --java-live: the JVMTI agent's samples
  *   perf_backend.c  on-CPU sampling without BPF
  *   main.c          the poll loop
  */
@@ -104,6 +105,12 @@ struct capture_config {
 	unsigned mem_stack_size;	/* user stack bytes per memory sample */
 	uint32_t mem_max_pages;		/* --mem usage pages tracked at once */
 	uint64_t mem_sample_bytes;	/* --mem malloc: mean bytes per sample */
+
+	uint64_t *java_alloc;		/* --java-alloc pids */
+	size_t n_java_alloc;
+	uint64_t *java_live;		/* --java-live pids */
+	size_t n_java_live;
+	uint64_t java_sample_bytes;	/* the agent's sampling interval */
 
 	bool irqoff;
 	bool stats;
@@ -271,9 +278,20 @@ void heap_saw_mapping(uint32_t pid, const char *path, size_t len);
  * also as heap-alloc). */
 void heap_queue_sample(struct cpa_raw_sample *s);
 void heap_stop(void);
+/* The unbiased weight of an object of size bytes sampled once per mean
+ * bytes on average (exponential intervals), as heap and Java samples are. */
+uint64_t capture_unbiased_weight(uint64_t size, double mean);
 uint64_t heap_run_ns(void);
 void heap_print_stats(double seconds);
 void heap_close(void);
+
+/* java.c: the agent attached to each --java-alloc/--java-live JVM (a
+ * JVM that cannot be is named in one line and left out); its samples
+ * drained each poll cycle; at the stop, what the agents still queued */
+#define JAVA_DEFAULT_SAMPLE_BYTES (512 * 1024)
+void java_open(const struct capture_config *cfg);
+void java_drain(void);
+void java_stop(void);
 
 extern volatile int capture_stop;
 

@@ -286,12 +286,17 @@ fail:
 	return -1;
 }
 
+uint64_t capture_unbiased_weight(uint64_t size, double mean)
+{
+	double p = -expm1(-(double)size / mean);
+
+	return p > 0 ? (uint64_t)llround((double)size / p) : size;
+}
+
 /* The unbiased weight of a sampled block of size bytes. */
 static uint64_t scaled(uint64_t size)
 {
-	double p = -expm1(-(double)size / mean_bytes);
-
-	return p > 0 ? (uint64_t)llround((double)size / p) : size;
+	return capture_unbiased_weight(size, mean_bytes);
 }
 
 void heap_queue_sample(struct cpa_raw_sample *s)

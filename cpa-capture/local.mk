@@ -17,7 +17,10 @@ cpa_capture_cpa_capture_SOURCES = \
 	cpa-capture/probes.c \
 	cpa-capture/memory.c \
 	cpa-capture/heap.c \
+	cpa-capture/java.c \
 	cpa-capture/perf_backend.c
+cpa_capture_cpa_capture_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCPA_PKGLIBDIR='"$(pkglibdir)"'
 cpa_capture_cpa_capture_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 cpa_capture_cpa_capture_LDADD = lib/libcpa.a $(LIBBPF_LIBS) $(LIBELF_LIBS) $(M_LIBS)
 # the loader embeds the BPF object through its skeleton

@@ -126,6 +126,18 @@ static void check_tasks_exist(const struct capture_config *cfg)
 			cpa_die("--pid %llu: no such process",
 				(unsigned long long)cfg->pids[i]);
 	}
+	for (size_t i = 0; i < cfg->n_java_alloc + cfg->n_java_live; i++) {
+		bool live = i >= cfg->n_java_alloc;
+		uint64_t pid = live ? cfg->java_live[i - cfg->n_java_alloc]
+				    : cfg->java_alloc[i];
+
+		snprintf(path, sizeof(path), "/proc/%llu",
+			 (unsigned long long)pid);
+		if (access(path, F_OK))
+			cpa_die("--java-%s %llu: no such process",
+				live ? "live" : "alloc",
+				(unsigned long long)pid);
+	}
 	for (size_t i = 0; i < cfg->n_tids; i++) {
 		/* /proc/TID resolves for any thread, listed or not */
 		snprintf(path, sizeof(path), "/proc/%llu/stat",
@@ -223,6 +235,7 @@ int main(int argc, char **argv)
 	capture_report_features(&f, b.name, b.event);
 	write_meta(&cfg, &f, &b);
 	procscan_emit(&cfg, start);
+	java_open(&cfg);
 
 	/* the BPF programs' CPU time is spent on the sampled CPUs, outside
 	 * this process: report it next to the process's own */
@@ -248,6 +261,7 @@ int main(int argc, char **argv)
 		}
 		now = mono_now_ns();
 		b.drain();
+		java_drain();
 		tracking_drain();
 		rc = check_write(output_emit(now - CAPTURE_HOLD_NS));
 		if (rc)
@@ -258,6 +272,7 @@ int main(int argc, char **argv)
 	}
 
 	b.stop();
+	java_stop();
 	tracking_drain();
 	if (!rc) {
 		rc = check_write(output_end());

@@ -39,6 +39,9 @@ enum {
 	OPT_MEM_STACK_SIZE,
 	OPT_MEM_MAX_PAGES,
 	OPT_MEM_SAMPLE_BYTES,
+	OPT_JAVA_ALLOC,
+	OPT_JAVA_LIVE,
+	OPT_JAVA_SAMPLE_BYTES,
 };
 
 static const char doc[] =
@@ -139,6 +142,16 @@ static const struct argp_option opts[] = {
 	{ "mem-sample-bytes", OPT_MEM_SAMPLE_BYTES, "BYTES", 0,
 	  "--mem malloc: one sample per BYTES allocated, on average "
 	  "(default 512K); weights are scaled up and marked as estimates", 5 },
+	{ "java-alloc", OPT_JAVA_ALLOC, "PID[,PID...]", 0,
+	  "also record the Java objects these JVMs allocate, sampled by a "
+	  "JVMTI agent loaded into each; repeatable", 5 },
+	{ "java-live", OPT_JAVA_LIVE, "PID[,PID...]", 0,
+	  "the same, and the sampled objects still live (freed ones are "
+	  "subtracted); repeatable", 5 },
+	{ "java-sample-bytes", OPT_JAVA_SAMPLE_BYTES, "BYTES", 0,
+	  "Java allocations: one sample per BYTES a thread allocates, on "
+	  "average (default 512K); weights are scaled up and marked as "
+	  "estimates", 5 },
 
 	{ NULL, 0, NULL, 0, "Other:", 6 },
 	{ "stats", OPT_STATS, NULL, 0,
@@ -344,6 +357,25 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				      "1 to 1T bytes", arg);
 		cfg->mem_sample_bytes = v;
 		break;
+	case OPT_JAVA_ALLOC:
+		cfg->n_java_alloc = cpa_opt_uint_list("--java-alloc", arg, 1,
+						      0x3fffffff,
+						      &cfg->java_alloc,
+						      cfg->n_java_alloc);
+		break;
+	case OPT_JAVA_LIVE:
+		cfg->n_java_live = cpa_opt_uint_list("--java-live", arg, 1,
+						     0x3fffffff,
+						     &cfg->java_live,
+						     cfg->n_java_live);
+		break;
+	case OPT_JAVA_SAMPLE_BYTES:
+		v = cpa_opt_size("--java-sample-bytes", arg);
+		if (v < 1 || v > 0x7fffffff)
+			cpa_die_usage("invalid --java-sample-bytes '%s': "
+				      "expected 1 to 2G-1 bytes", arg);
+		cfg->java_sample_bytes = v;
+		break;
 	case OPT_IRQOFF:
 		cfg->irqoff = true;
 		break;
@@ -390,11 +422,18 @@ void capture_parse_options(int argc, char **argv, struct capture_config *cfg)
 	cfg->mem_stack_size = MEM_DEFAULT_STACK;
 	cfg->mem_max_pages = MEM_DEFAULT_MAX_PAGES;
 	cfg->mem_sample_bytes = HEAP_DEFAULT_SAMPLE_BYTES;
+	cfg->java_sample_bytes = JAVA_DEFAULT_SAMPLE_BYTES;
 	argp_parse(&argp, argc, argv, 0, NULL, cfg);
 
-	if (cfg->no_oncpu && !cfg->offcpu && !cfg->n_probes && !cfg->mem_modes)
+	bool java = cfg->n_java_alloc || cfg->n_java_live;
+
+	if (cfg->no_oncpu && !cfg->offcpu && !cfg->n_probes &&
+	    !cfg->mem_modes && !java)
 		cpa_die_usage("--no-oncpu leaves nothing to record: add "
-			      "--offcpu, --probe or --mem");
+			      "--offcpu, --probe, --mem or --java-alloc");
+	if (cfg->java_sample_bytes != JAVA_DEFAULT_SAMPLE_BYTES && !java)
+		cpa_die_usage("--java-sample-bytes samples Java allocations: "
+			      "it needs --java-alloc or --java-live");
 	if (cfg->mem_sample_bytes != HEAP_DEFAULT_SAMPLE_BYTES &&
 	    !(cfg->mem_modes & MEM_WANT_MALLOC))
 		cpa_die_usage("--mem-sample-bytes samples heap allocations: it "
@@ -448,6 +487,8 @@ void capture_config_free(struct capture_config *cfg)
 	free(cfg->probes);
 	free(cfg->pids);
 	free(cfg->tids);
+	free(cfg->java_alloc);
+	free(cfg->java_live);
 	free(cfg->cgroup_ids);
 }
 

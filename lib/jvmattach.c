@@ -317,6 +317,29 @@ static int converse(int sock, const char *cmd, const char *const args[3],
 	return (int)code;
 }
 
+int jvm_tmp_connect(struct jvm_target *t, const char *name)
+{
+	int sfd = open_socket_path(t->tmpfd, name, t->uid);
+	if (sfd < 0)
+		return -1;
+	/* Connected through the descriptor's magic link: the socket found
+	 * above, whatever its path is named by now. */
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", sfd);
+	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock >= 0 &&
+	    connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int e = errno;
+		close(sock);
+		sock = -1;
+		errno = e;
+	}
+	int e = errno;
+	close(sfd);
+	errno = e;
+	return sock;
+}
+
 int jvm_attach_cmd(struct jvm_target *t, const char *cmd,
 		   const char *const args[3], unsigned timeout_ms,
 		   const atomic_bool *cancel, char *out, size_t outlen,
@@ -327,37 +350,25 @@ int jvm_attach_cmd(struct jvm_target *t, const char *cmd,
 	if (out && outlen)
 		out[0] = '\0';
 	socket_name(t, sockname, sizeof(sockname));
-	int sfd = open_socket_path(t->tmpfd, sockname, t->uid);
-	if (sfd < 0) {
-		cpa_fail(err, errlen, "/tmp/%s: no attach listener", sockname);
+	int sock = jvm_tmp_connect(t, sockname);
+	if (sock < 0) {
+		int e = errno;
+		if (e == ENOENT)
+			cpa_fail(err, errlen, "/tmp/%s: no attach listener",
+				 sockname);
+		else
+			cpa_fail(err, errlen, "/tmp/%s: %s", sockname,
+				 strerror(e));
 		return process_gone(t->pid) ? JVM_ATTACH_GONE
 					    : JVM_ATTACH_REFUSED;
 	}
-	/* Connected through the descriptor's magic link: the socket found
-	 * above, whatever its path is named by now. */
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", sfd);
-	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (sock < 0) {
-		close(sfd);
-		cpa_fail(err, errlen, "socket: %s", strerror(errno));
-		return JVM_ATTACH_FAILED;
-	}
-	if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-		rc = process_gone(t->pid) ? JVM_ATTACH_GONE
-					  : JVM_ATTACH_REFUSED;
-		cpa_fail(err, errlen, "/tmp/%s: %s", sockname, strerror(e));
-	} else {
-		rc = converse(sock, cmd, args, timeout_ms, cancel, out, outlen,
-			      err, errlen);
-		if (rc == JVM_ATTACH_REFUSED && process_gone(t->pid)) {
-			rc = JVM_ATTACH_GONE;
-			cpa_fail(err, errlen, "exited while attaching");
-		}
+	rc = converse(sock, cmd, args, timeout_ms, cancel, out, outlen, err,
+		      errlen);
+	if (rc == JVM_ATTACH_REFUSED && process_gone(t->pid)) {
+		rc = JVM_ATTACH_GONE;
+		cpa_fail(err, errlen, "exited while attaching");
 	}
 	close(sock);
-	close(sfd);
 	return rc;
 }
 
@@ -379,4 +390,25 @@ int jvm_attach(uint32_t pid, const char *cmd, const char *const args[3],
 				    outlen, err, errlen);
 	jvm_target_close(&t);
 	return rc;
+}
+
+int jvm_attach_load(uint32_t pid, const char *path, const char *options,
+		    unsigned timeout_ms, const atomic_bool *cancel, char *err,
+		    size_t errlen)
+{
+	/* "true": the path is absolute, not a library name to search */
+	const char *const args[3] = { path, "true", options };
+	char out[512];
+	int rc = jvm_attach(pid, "load", args, timeout_ms, cancel, out,
+			    sizeof(out), err, errlen);
+	if (rc < 0)
+		return rc;
+	/* JDK 9 and later answer 0 and then the agent's own return code */
+	out[strcspn(out, "\n")] = '\0';
+	const char *code = strstr(out, "return code: ");
+	if (rc == 0 && (!code || atoi(code + 13) == 0))
+		return 0;
+	cpa_fail(err, errlen, "loading %s: %s", path,
+		 out[0] ? out : "refused");
+	return 1;
 }

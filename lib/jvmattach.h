@@ -74,6 +74,21 @@ int jvm_attach_cmd(struct jvm_target *t, const char *cmd,
 		   const atomic_bool *cancel, char *out, size_t outlen,
 		   char *err, size_t errlen);
 
+/*
+ * Loads a JVMTI agent: the attach mechanism's "load" request with path
+ * (absolute, as the JVM sees it: inside its root) and options (may be
+ * NULL). 0 when the JVM loaded it and its Agent_OnAttach returned 0, else
+ * a jvm_attach_error or 1 with a one-line reason in err.
+ */
+int jvm_attach_load(uint32_t pid, const char *path, const char *options,
+		    unsigned timeout_ms, const atomic_bool *cancel, char *err,
+		    size_t errlen);
+
+/* Connects to the Unix socket name in the JVM's /tmp when it is there
+ * and its owner is the JVM's user or root: the connected socket, or -1
+ * with errno. */
+int jvm_tmp_connect(struct jvm_target *t, const char *name);
+
 /* The pid the process has in its own pid namespace (the last NSpid
  * field of /proc/PID/status); 0 when the process is gone. */
 uint32_t cpa_ns_pid(uint32_t pid);

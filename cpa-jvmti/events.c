@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A session's JVMTI events. SampledObjectAlloc runs on the allocating
+ * Java thread, about once per interval bytes that thread allocates: it
+ * reads the thread's Java stack and names it (names.c), tags the object
+ * with its id and size when live objects are asked for, and queues one
+ * record. ObjectFree comes for a tagged object the collector freed, with
+ * only its tag, which is all the free record needs.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "jvmagent.h"
+
+/* The JVM's own default: sampling falls back to it when a session ends. */
+#define DEFAULT_INTERVAL (512 * 1024)
+
+static atomic_bool active;
+static bool live;
+static atomic_uint_fast64_t seq;
+
+uint64_t agent_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Appends one frame, its length first; false when the record is full. */
+static bool put_frame(uint8_t *rec, size_t *at, const char *name, size_t n)
+{
+	uint16_t len = (uint16_t)(n > JVMAGENT_NAME_MAX ? JVMAGENT_NAME_MAX : n);
+
+	if (!len || *at + 2 + len > JVMAGENT_RECORD_MAX)
+		return false;
+	memcpy(rec + *at, &len, 2);
+	memcpy(rec + *at + 2, name, len);
+	*at += 2u + len;
+	return true;
+}
+
+static void JNICALL on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+			     jobject object, jclass klass, jlong size)
+{
+	jvmtiFrameInfo frames[JVMAGENT_MAX_FRAMES];
+	char name[JVMAGENT_NAME_MAX + 1], *sig = NULL;
+	struct jvmagent_alloc a;
+	size_t at = sizeof(a), n;
+	jint depth = 0;
+	uint16_t nframes = 0;
+
+	uint8_t *rec;
+
+	(void)jni;
+	if (!atomic_load(&active))
+		return;
+	/* a Java thread's stack may be small: the record is allocated */
+	rec = malloc(JVMAGENT_RECORD_MAX);
+	if (!rec) {
+		queue_drop();
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	a.time_ns = agent_now_ns();
+	a.size = (uint64_t)size;
+	a.tid = (uint32_t)gettid();
+	a.cpu = (uint32_t)sched_getcpu();
+	prctl(PR_GET_NAME, a.thread);
+
+	/* the leaf frame is the class of the object */
+	if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) ==
+	    JVMTI_ERROR_NONE) {
+		n = names_class(sig, name, sizeof(name));
+		(*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+	} else {
+		n = (size_t)snprintf(name, sizeof(name), "[unknown class]");
+	}
+	if (put_frame(rec, &at, name, n))
+		nframes++;
+	if ((*jvmti)->GetStackTrace(jvmti, thread, 0, JVMAGENT_MAX_FRAMES,
+				    frames, &depth) != JVMTI_ERROR_NONE)
+		depth = 0;
+	for (jint i = 0; i < depth; i++) {
+		n = names_method(jvmti, frames[i].method, name, sizeof(name));
+		if (!put_frame(rec, &at, name, n))
+			break;
+		nframes++;
+	}
+
+	if (live) {
+		uint64_t s = atomic_fetch_add(&seq, 1) + 1;
+		jlong tag = (jlong)((s << JVMAGENT_TAG_SIZE_BITS) |
+				    JVMAGENT_TAG_SIZE((uint64_t)size));
+		/* an object too large for the tag's size is not tracked */
+		if ((uint64_t)size == JVMAGENT_TAG_SIZE((uint64_t)size) &&
+		    (*jvmti)->SetTag(jvmti, object, tag) == JVMTI_ERROR_NONE)
+			a.tag = (uint64_t)tag;
+	}
+	a.h.len = (uint32_t)at;
+	a.h.type = JVMAGENT_ALLOC;
+	a.h.n = nframes;
+	memcpy(rec, &a, sizeof(a));
+	queue_push(rec, at);
+	free(rec);
+}
+
+static void JNICALL on_free(jvmtiEnv *jvmti, jlong tag)
+{
+	struct jvmagent_free f = {
+		.h = { .len = sizeof(f), .type = JVMAGENT_FREE },
+		.time_ns = agent_now_ns(),
+		.tag = (uint64_t)tag,
+	};
+
+	(void)jvmti;
+	queue_push(&f, sizeof(f));
+}
+
+int events_start(jvmtiEnv *jvmti, uint64_t interval, bool want_live,
+		 char *err, size_t errlen)
+{
+	jvmtiCapabilities caps;
+	jvmtiEventCallbacks cb;
+	jvmtiError e;
+
+	memset(&caps, 0, sizeof(caps));
+	caps.can_generate_sampled_object_alloc_events = 1;
+	if (want_live) {
+		caps.can_tag_objects = 1;
+		caps.can_generate_object_free_events = 1;
+	}
+	e = (*jvmti)->AddCapabilities(jvmti, &caps);
+	if (e != JVMTI_ERROR_NONE) {
+		snprintf(err, errlen, "AddCapabilities: JVMTI error %d", e);
+		return -1;
+	}
+	memset(&cb, 0, sizeof(cb));
+	cb.SampledObjectAlloc = on_alloc;
+	cb.ObjectFree = on_free;
+	live = want_live;
+	(*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb));
+	e = (*jvmti)->SetHeapSamplingInterval(jvmti, (jint)interval);
+	if (e == JVMTI_ERROR_NONE)
+		e = (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+			JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+	if (e == JVMTI_ERROR_NONE && want_live)
+		e = (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+			JVMTI_EVENT_OBJECT_FREE, NULL);
+	if (e != JVMTI_ERROR_NONE) {
+		snprintf(err, errlen, "enabling the events: JVMTI error %d", e);
+		events_stop(jvmti);
+		return -1;
+	}
+	atomic_store(&active, true);
+	return 0;
+}
+
+void events_stop(jvmtiEnv *jvmti)
+{
+	atomic_store(&active, false);
+	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE,
+		JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL);
+	(*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE,
+		JVMTI_EVENT_OBJECT_FREE, NULL);
+	(*jvmti)->SetHeapSamplingInterval(jvmti, DEFAULT_INTERVAL);
+}

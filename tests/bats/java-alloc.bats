@@ -1,0 +1,154 @@
+#!/usr/bin/env bats
+# cpa-capture --java-alloc and --java-live: the JVMTI agent loaded into a
+# running OpenJDK 17 through the attach mechanism, against a workload
+# whose paths allocate known shares (tests/workloads/JavaAlloc.java).
+# One JVM serves three captures in turn: allocations (a 3:1 ratio), then
+# live objects through a second capture that finds the agent loaded.
+# Another JVM refuses attach while the first capture runs.
+load helper
+
+JDK17=/usr/lib/jvm/java-17-openjdk-amd64
+
+# jvm NAME FLAGS...: a JavaAlloc reading commands from the fifo NAME.in
+# (held open by a sleeper), its pid in NAME.pid
+jvm() {
+	local name=$1
+	shift
+	mkfifo "$T/$name.in"
+	sleep 300 > "$T/$name.in" 3>&- &
+	echo $! > "$T/$name.holder"
+	"$JDK17/bin/java" -Xmx256m -XX:+UseSerialGC "$@" -cp "$T/cls" \
+		cpatest.JavaAlloc < "$T/$name.in" > "$T/$name.out" 2>&1 3>&- &
+	echo $! > "$T/$name.pid"
+}
+
+# run_cmd NAME CMD: one workload command, waited for
+run_cmd() {
+	echo "$2" > "$T/$1.in"
+	wait_for 60 grep -q "^done ${2%% *}" "$T/$1.out"
+}
+
+# cap NAME ARGS...: a capture in the background, stream in NAME.cpa
+cap() {
+	local name=$1
+	shift
+	cpa-capture --no-oncpu -v "$@" > "$T/$name.cpa" 2> "$T/$name.err" 3>&- &
+	echo $! > "$T/$name.cpid"
+}
+
+cap_stop() {
+	local rc=0
+	kill -INT "$(cat "$T/$1.cpid")"
+	wait "$(cat "$T/$1.cpid")" || rc=$?
+	echo "$rc" > "$T/$1.status"
+}
+
+agent_ready() {
+	grep -q "Java agent" "$T/$1.err"
+}
+
+setup_file() {
+	require_bpf
+	export T=$BATS_FILE_TMPDIR
+	if [ ! -x "$JDK17/bin/javac" ]; then
+		[ "${CI:-}" = true ] && return 1
+		return 0
+	fi
+	"$JDK17/bin/javac" --release 17 -d "$T/cls" \
+		"$CPA_SRCDIR/tests/workloads/JavaAlloc.java"
+	jvm wl
+	jvm refuse -XX:+DisableAttachMechanism
+	wait_for 60 grep -q '^ready ' "$T/wl.out"
+	wait_for 60 grep -q '^ready ' "$T/refuse.out"
+	cap refused --java-alloc "$(cat "$T/refuse.pid")" --duration 6
+
+	cap alloc --java-alloc "$(cat "$T/wl.pid")" --java-sample-bytes 8K
+	wait_for 30 agent_ready alloc
+	run_cmd wl "ratio 64"
+	cap_stop alloc
+
+	cap live --java-live "$(cat "$T/wl.pid")" --java-sample-bytes 8K
+	wait_for 30 agent_ready live
+	run_cmd wl "live 16"
+	cap_stop live
+	grep -c libcpa-jvmti "/proc/$(cat "$T/wl.pid")/maps" > "$T/maps.count" || true
+
+	local rc=0
+	wait "$(cat "$T/refused.cpid")" || rc=$?
+	echo "$rc" > "$T/refused.status"
+	for c in alloc live refused; do
+		cpa-unwind < "$T/$c.cpa" > "$T/$c.sym" 2> "$T/$c.unwind.err"
+	done
+}
+
+teardown_file() {
+	local f
+	for f in "$T"/*.cpid "$T"/*.pid "$T"/*.holder; do
+		[ -e "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
+	return 0
+}
+
+setup() {
+	require_bpf
+	[ -x "$JDK17/bin/javac" ] || skip_missing "openjdk-17-jdk-headless not installed"
+}
+
+# bytes CAPTURE KIND METHOD: the bytes of that kind under METHOD
+bytes() {
+	cpa-render --format folded --kind "$2" < "$T/$1.sym" |
+		awk -v m="cpatest.JavaAlloc.$3_[j]" '
+			index($0, ";" m ";") { s += $NF } END { print s + 0 }'
+}
+
+@test "java-alloc: two paths allocating 3:1, the ratio within 10%, class and chain named" {
+	[ "$(cat "$T/alloc.status")" = 0 ]
+	local three one
+	three=$(bytes alloc java-alloc threeParts)
+	one=$(bytes alloc java-alloc onePart)
+	echo "threeParts $three onePart $one"
+	[ "$one" -gt 0 ]
+	# 3:1 within 10%: |three - 3 one| <= 10% of 3 one
+	local d=$(( three - 3 * one ))
+	[ "${d#-}" -le $(( 3 * one / 10 )) ]
+	# 64 MiB in all, scaled from samples: within 10%
+	local all=$(( three + one )) want=$(( 64 * 1048576 ))
+	d=$(( all - want ))
+	[ "${d#-}" -le $(( want / 10 )) ]
+	# root first: the marker, the process, the Java chain, the class
+	grep -q '^Java allocated;java;cpatest\.JavaAlloc\.main_\[j\];cpatest\.JavaAlloc\.ratio_\[j\];cpatest\.JavaAlloc\.threeParts_\[j\];byte\[\]_\[a\] [0-9]*$' \
+		< <(cpa-render --format folded --kind java-alloc < "$T/alloc.sym")
+}
+
+@test "java-live: after a GC the path that keeps its objects holds >= 90% of live bytes" {
+	[ "$(cat "$T/live.status")" = 0 ]
+	local keep all
+	keep=$(bytes live java-live keepPath)
+	all=$(cpa-render --format folded --kind java-live < "$T/live.sym" |
+		awk '{ s += $NF } END { print s + 0 }')
+	echo "keepPath $keep of $all live"
+	[ "$keep" -gt $(( 16 * 1048576 * 8 / 10 )) ]
+	[ $(( keep * 100 / all )) -ge 90 ]
+	# the dropped path's objects were freed, each free paired in unwind
+	[ "$(bytes live java-alloc dropPath)" -gt $(( 48 * 1048576 * 8 / 10 )) ]
+	run ! grep -q 'alloc-table' "$T/live.unwind.err"
+}
+
+@test "java: a second capture reuses the agent the first one loaded" {
+	local p
+	p=$(cat "$T/wl.pid")
+	grep -Fx "cpa-capture: pid $p: Java agent loaded in $(sed -n 's/.*Java agent loaded in \([0-9]*\) ms$/\1/p' "$T/alloc.err") ms" "$T/alloc.err"
+	grep -Fx "cpa-capture: pid $p: Java agent already loaded, reused" "$T/live.err"
+	run ! grep -q "Java agent loaded" "$T/live.err"
+	[ "$(cat "$T/maps.count")" -ge 1 ]
+}
+
+@test "java: a JVM that refuses attach: one line naming it, the capture goes on to its end" {
+	local p
+	p=$(cat "$T/refuse.pid")
+	grep -c "^cpa-capture: warning: pid $p: Java allocations: no attach listener came up (run with -XX:+DisableAttachMechanism?)\$" "$T/refused.err" > "$T/refused.count"
+	[ "$(cat "$T/refused.count")" = 1 ]
+	[ "$(grep -c "pid $p" "$T/refused.err")" = 1 ]
+	[ "$(cat "$T/refused.status")" = 0 ]
+	[ -s "$T/refused.sym" ]
+}
