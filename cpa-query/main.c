@@ -93,6 +93,7 @@ int main(int argc, char **argv)
 		if (o.split_ns)
 			stream_sink_aggregate(&s, o.from, o.split_ns, &o.labels,
 					      o.side);
+		s.kernel = o.kernel;
 		if (o.prune)
 			stream_sink_prune(&s, o.prune, o.callee);
 		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);

@@ -70,9 +70,9 @@ static const struct argp_option options[] = {
 	{"split-every", OPT_SPLIT_EVERY, "DURATION", 0, "With --split, one "
 	 "file per DURATION instead of per window; with --format stream, "
 	 "one sample per DURATION, --labels and stack", 3},
-	{"stacks", OPT_STACKS, "full|side", 0, "With --format stream and "
-	 "--split-every, side: each stack as [kernel]_[k] or [user], by its "
-	 "leaf", 3},
+	{"stacks", OPT_STACKS, "full|side|kernel", 0, "With --format stream "
+	 "and --split-every, side: each stack as [kernel]_[k] or [user], by "
+	 "its leaf; kernel: its kernel frames alone, [user] when none", 3},
 	{"prune", OPT_PRUNE, "N", 0, "With --format stream and --split-every, "
 	 "a group's frames narrower than 1/N of their kind's total are summed "
 	 "into one [other] frame under their caller", 3},
@@ -190,11 +190,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				      "more than 0", arg);
 		break;
 	case OPT_STACKS:
-		if (!strcmp(arg, "side") || !strcmp(arg, "full"))
+		if (!strcmp(arg, "side") || !strcmp(arg, "full") ||
+		    !strcmp(arg, "kernel")) {
 			o->side = !strcmp(arg, "side");
+			o->kernel = !strcmp(arg, "kernel");
+		}
 		else
 			cpa_die_usage("invalid --stacks '%s': expected full "
-				      "or side", arg);
+				      ", side or kernel", arg);
 		break;
 	case OPT_PRUNE:
 		o->prune = (uint32_t)cpa_opt_uint("--prune", arg, 1, 1u << 24);
@@ -273,7 +276,8 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 	if (o->split_ns && !o->split_dir && o->format != FORMAT_STREAM)
 		cpa_die_usage("--split-every needs --split DIR or --format "
 			      "stream");
-	if (o->side && !(o->split_ns && o->format == FORMAT_STREAM))
+	if ((o->side || o->kernel) &&
+	    !(o->split_ns && o->format == FORMAT_STREAM))
 		cpa_die_usage("--stacks needs --format stream and "
 			      "--split-every");
 	if (o->prune && (!(o->split_ns && o->format == FORMAT_STREAM) ||

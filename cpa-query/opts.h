@@ -24,6 +24,7 @@ struct query_opts {
 	uint64_t split_ns;		/* 0: one file per window; with
 					 * --format stream, sum per split_ns */
 	bool side;			/* stream: stacks as their side */
+	bool kernel;			/* stream: kernel frames alone */
 	bool callee;			/* --prune the callee view's tree */
 	uint32_t prune;			/* stream sums: frames under 1/prune
 					 * of their kind's total summed, 0 all */

@@ -491,6 +491,13 @@ static uint32_t side_stack(struct stream_sink *s, uint32_t stack)
 	return s->side_stk[k];
 }
 
+static bool kernel_frame(struct stream_sink *s, uint32_t id)
+{
+	uint32_t len = 0;
+	const char *f = cpa_dict_string(&s->d->d, id, &len);
+	return f && len >= 4 && !memcmp(f + len - 4, "_[k]", 4);
+}
+
 /* The output label set of a segment's label set, interned once. */
 static uint32_t out_labelset(struct stream_sink *s, uint32_t lsid)
 {
@@ -544,9 +551,13 @@ static void stream_entry(struct sink *k, unsigned column, uint64_t start,
 		uint32_t n;
 		bool is_new;
 		const uint32_t *f = cpa_dict_stack(&s->d->d, stack, &n);
-		uint32_t *ids = cpa_malloc((n + 1) * sizeof(*ids));
+		uint32_t *ids = cpa_malloc((n + 1) * sizeof(*ids)), kept = 0;
 		for (uint32_t i = 0; i < n; i++)
-			ids[i] = out_string(s, f[i]);
+			if (!s->kernel || kernel_frame(s, f[i]))
+				ids[kept++] = out_string(s, f[i]);
+		if (s->kernel && !kept)
+			ids[kept++] = cpa_symw_cstr(&s->w, "[user]");
+		n = kept;
 		*slot = s->prune ? cpa_stacktab_intern(s->paths, ids, n, &is_new)
 				 : cpa_symw_stack(&s->w, ids, n);
 		free(ids);

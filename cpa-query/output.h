@@ -67,6 +67,8 @@ struct stream_sink {
 	uint64_t origin;		/* groups start every_ns from it */
 	unsigned keep;			/* bit per enum cpa_label kept */
 	bool side;			/* stacks as [kernel]_[k] or [user] */
+	bool kernel;			/* stacks as their kernel frames, as
+					 * a kernel-only flame graph draws */
 	uint64_t group;			/* start of the group in agg */
 	struct qmap agg;		/* (group, out ls << 32 | stack) -> w */
 	struct cpa_stacktab *out_ls;	/* label words of the output */

@@ -189,7 +189,7 @@ pruned() {
 		  for (o in sum) print o, sum[o] }'
 }
 
-@test "query: --prune N sums the frames under 1/N of their kind into [other] under their caller; --callee cuts from the leaf" {
+@test "query: --prune N sums the frames under 1/N of their kind into [other] under their caller; --callee cuts from the leaf; --stacks kernel keeps kernel frames" {
 	set -o pipefail
 	# app: hot paths and a tail of cold ones over three seconds; tiny is
 	# narrow as a whole; the off-CPU seconds are another kind's total
@@ -239,6 +239,17 @@ pruned() {
 	run cpa-query --dir "$QS" --format stream --prune 40
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--prune needs --format stream and --split-every"* ]]
+	# kernel frames alone, [user] for stacks with none; then cut
+	cpa-query --dir "$QS" --from "@$T0" --to "@$((T0 + 120))" --format stream \
+		--split-every 2m --labels comm --stacks kernel |
+		cpa-render --format folded --kind oncpu >"$T/kernel"
+	run grep -v -E '^proc[0-9]+;(\[user\]|([a-z_0-9]+_\[k\];)*[a-z_0-9]+_\[k\]) [0-9]+$' "$T/kernel"
+	[ "$status" -eq 1 ]
+	grep -q '_\[k\] [0-9]*$' "$T/kernel"
+	grep -q ';\[user\] [0-9]*$' "$T/kernel"
+	want=$(cpa-query --dir "$QS" --from "@$T0" --to "@$((T0 + 120))" --kind oncpu |
+		awk '{ n += $NF } END { print n }')
+	[ "$(awk '{ n += $NF } END { print n }' "$T/kernel")" = "$want" ]
 	run cpa-query --dir "$QS" --format stream --split-every 1m --callee
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"--callee needs --prune"* ]]
