@@ -58,6 +58,7 @@ struct sums_key {
 	uint64_t from, to, every;
 	uint64_t prune;			/* cpa-query --prune, 0 none */
 	uint64_t callee;		/* and --callee */
+	uint64_t kernel;		/* --stacks kernel */
 	char labels[80];
 };
 
@@ -305,7 +306,8 @@ static bool sums_start(struct ui *u, struct tui_data *d, struct sums_key *have,
 		return false;
 	*have = *want;
 	if (tui_data_sums_start(d, want->from, want->to, want->every,
-				want->labels, side, (uint32_t)want->prune,
+				want->labels, side ? "side" : want->kernel ?
+				"kernel" : NULL, (uint32_t)want->prune,
 				want->callee) < 0) {
 		snprintf(u->msg, sizeof(u->msg), "%.200s", d->err);
 		have->to = 0;
@@ -333,15 +335,13 @@ static void sums_finish(struct ui *u, struct tui_data *d, struct sums_key *have)
  * the screen can draw: under half a column of the kind's total is not
  * drawn. Zooming in or filtering shows a smaller part of the total full
  * width, so the cut is made finer (u->detail) as they ask. The callee
- * view's tree is cut from the leaf (--callee); the kernel-only view is
- * built from other paths than either, so it reads the sums whole.
+ * view's tree is cut from the leaf (--callee), the kernel-only view's
+ * from stacks of their kernel frames alone (--stacks kernel).
  */
 #define PRUNE_MAX (1u << 22)
 
 static uint64_t window_prune(const struct ui *u)
 {
-	if (u->v.kernel_only)
-		return 0;
 	uint32_t n = 2 * (uint32_t)(COLS > 0 ? COLS : 80);
 	if (u->detail == UINT32_MAX)
 		return 0;
@@ -399,7 +399,8 @@ static bool rebuild_from_sums(struct ui *u, uint64_t *cf, uint64_t *ct,
 		wt += iv - wt % iv;
 	struct sums_key wk = { .from = wf, .to = wt, .every = wt - wf,
 			       .prune = window_prune(u),
-			       .callee = u->v.inverted };
+			       .callee = u->v.inverted,
+			       .kernel = u->v.kernel_only };
 	sums_labels(u, true, wk.labels, sizeof(wk.labels));
 	bool win = sums_start(u, &u->win, &u->win_key, &wk, false);
 	/* both read the range at once, on two CPUs where there are; the

@@ -79,15 +79,16 @@ int tui_data_extent(struct tui_data *d);
 int tui_data_need(struct tui_data *d, uint64_t from, uint64_t to);
 /* Replaces everything held with cpa-query's sums of [from, to) per
  * every_ns, label set of labels (as cpa-query --labels takes them) and
- * stack, or only the stack's side (user or kernel leaf): what a long range
+ * stack, its frames as cpa-query --stacks says (NULL all, "side" only
+ * user or kernel leaf, "kernel" its kernel frames): what a long range
  * shows, at a cost that does not grow with its samples. prune, when not 0,
  * cuts frames narrower than 1/prune of their kind (cpa-query --prune),
  * with callee in the callee view's tree. start runs the
  * query, finish reads its answer, so two queries run side by side. 0, or
  * -1 with d->err. */
 int tui_data_sums_start(struct tui_data *d, uint64_t from, uint64_t to,
-			uint64_t every_ns, const char *labels, bool side,
-			uint32_t prune, bool callee);
+			uint64_t every_ns, const char *labels,
+			const char *stacks, uint32_t prune, bool callee);
 int tui_data_sums_finish(struct tui_data *d);
 /* New windows after the newest loaded (--follow). Number of samples
  * added, or -1 with d->err. */

@@ -478,13 +478,13 @@ static long fetch(struct tui_data *d, uint64_t from, uint64_t to)
 }
 
 int tui_data_sums_start(struct tui_data *d, uint64_t from, uint64_t to,
-			uint64_t every_ns, const char *labels, bool side,
-			uint32_t prune, bool callee)
+			uint64_t every_ns, const char *labels,
+			const char *stacks, uint32_t prune, bool callee)
 {
 	char a[40], b[40], every[32], cut[16];
 	const char *args[] = { "--format", "stream", "--from", a, "--to", b,
 			       "--split-every", every, "--labels", labels,
-			       NULL, NULL, NULL, NULL };
+			       NULL, NULL, NULL, NULL, NULL, NULL };
 	struct child c;
 
 	/* new tables: what a long range held before is not kept */
@@ -495,13 +495,16 @@ int tui_data_sums_start(struct tui_data *d, uint64_t from, uint64_t to,
 	epoch_arg(b, sizeof(b), to);
 	snprintf(every, sizeof(every), "%" PRIu64 "ns", every_ns);
 	snprintf(cut, sizeof(cut), "%" PRIu32, prune);
-	if (side) {
-		args[10] = "--stacks";
-		args[11] = "side";
-	} else if (prune) {
-		args[10] = "--prune";
-		args[11] = cut;
-		args[12] = callee ? "--callee" : NULL;
+	size_t at = 10;
+	if (stacks) {
+		args[at++] = "--stacks";
+		args[at++] = stacks;
+	}
+	if (prune) {
+		args[at++] = "--prune";
+		args[at++] = cut;
+		if (callee)
+			args[at++] = "--callee";
 	}
 	if (start_query(d, args, &c) < 0)
 		return -1;

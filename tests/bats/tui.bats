@@ -474,6 +474,14 @@ gone() {
 	see 'oncpu callee \|'
 	grep -E -- '--prune [0-9]+ --callee$' "$T/log"
 	see "^all +$p0 samples"
+	# and the kernel-only view's from the stacks' kernel frames alone
+	keys I O
+	see 'oncpu kernel-only \|'
+	grep -E -- '--stacks kernel --prune [0-9]+$' "$T/log"
+	see "^all +$p0 samples"
+	run flame
+	[[ "${lines[2]}" == *"[user]"* ]]
+	[[ "${lines[2]}" == *"_[k]"* ]]
 	keys q
 	see 'tui-exit=0'
 }
