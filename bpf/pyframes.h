@@ -40,14 +40,19 @@ struct capture_py_proc {
 	__u16 cframe_frame;	/* _PyCFrame: current_frame, or CAPTURE_PY_NO_CFRAME */
 	__u16 frame_code;	/* frame: its code object */
 	__u16 frame_previous;	/* frame: the caller's frame */
-	__u16 frame_instr;	/* frame: prev_instr or instr_ptr */
-	__u16 frame_entry;	/* frame: is_entry */
+	__u16 frame_instr;	/* frame: prev_instr, instr_ptr or f_lasti */
+	__u16 frame_entry;	/* frame: is_entry or owner */
 	__u16 frame_read;	/* bytes of a frame read, at most CAPTURE_PY_READ */
 	__u16 code_bytecode;	/* code object: co_code_adaptive */
 	__u8 tid_kind;
 	__u8 entry_mask;	/* frame_entry's byte & this: an entry frame */
 	__u8 entry_each;	/* 1: every frame is an entry (before 3.11) */
-	__u8 pad;
+	__u8 instr_index;	/* 1: frame_instr is f_lasti, an int index */
+	__u8 instr_shift;	/* f_lasti << this: a byte offset */
+	/* frame_entry's byte equal to this: the eval function's own shim
+	 * frame (3.12+), skipped, the frame before it an entry; 0xff none */
+	__u8 shim_owner;
+	__u8 pad[4];
 };
 
 struct capture_py_frame {

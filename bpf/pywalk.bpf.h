@@ -6,8 +6,10 @@
  * process (cpa-capture/python.c). A process that is not Python costs one
  * hash lookup by tgid.
  *
- * The thread's state is found by its kernel tid (or, before 3.11, by its
- * pthread_t, the TLS base), not by who holds the GIL, so a thread that
+ * Versions differ only in the offsets and a few flags of that state
+ * (lib/pyoffsets.c), never in which code runs. The thread's state is
+ * found by its kernel tid (or, before 3.11, by its pthread_t, the TLS
+ * base), not by who holds the GIL, so a thread that
  * released it is found too; the last match per thread is cached and
  * checked again on each use. Every read is of user memory and may fail:
  * the walk then stops, and the sample says so (CAPTURE_PY_BROKEN).
@@ -95,13 +97,20 @@ static __always_inline __u8 py_byte(const __u64 *buf, __u16 off)
 }
 
 /* The byte offset of the frame's current instruction in its code's
- * bytecode: prev_instr points at the last instruction begun, or one unit
- * before the first before the frame starts. */
+ * bytecode. 3.11+: a pointer to the last instruction begun (one unit
+ * before the first before the frame starts), into the code object;
+ * before: f_lasti, an int index (-1 before the frame starts). */
 static __always_inline __u32 py_instr(const struct capture_py_proc *pp,
 				      const __u64 *buf, __u64 code)
 {
-	__u64 off = py_word(buf, pp->frame_instr) - (code + pp->code_bytecode);
+	__u64 w = py_word(buf, pp->frame_instr), off;
 
+	if (pp->instr_index) {
+		__s32 lasti = (__s32)w;
+
+		return lasti < 0 ? 0 : (__u32)lasti << (pp->instr_shift & 3);
+	}
+	off = w - (code + pp->code_bytecode);
 	return off > 0x7fffffff ? 0 : (__u32)off;
 }
 
@@ -138,17 +147,35 @@ static __noinline void py_walk(struct capture_py_frames *out, __u64 *buf,
 		len = CAPTURE_PY_READ;
 	for (n = 0; n < CAPTURE_MAX_PY && frame; n++) {
 		__u64 code;
+		__u8 entry;
 
 		if (bpf_probe_read_user(buf, len, (void *)frame)) {
 			out->flags |= CAPTURE_PY_BROKEN;
 			break;
 		}
+		entry = py_byte(buf, pp->frame_entry);
+		/* the eval function's own frame under each entry frame
+		 * (3.12+): the frame before it is the entry, the one after
+		 * it is read in its place; a second shim in a row, only in
+		 * a corrupt chain, is taken as a frame */
+		if (pp->shim_owner != 0xff && entry == pp->shim_owner) {
+			if (n > 0)
+				out->f[(n - 1) & (CAPTURE_MAX_PY - 1)].flags |=
+					CAPTURE_PY_FRAME_ENTRY;
+			frame = py_word(buf, pp->frame_previous);
+			if (!frame)
+				break;
+			if (bpf_probe_read_user(buf, len, (void *)frame)) {
+				out->flags |= CAPTURE_PY_BROKEN;
+				break;
+			}
+			entry = py_byte(buf, pp->frame_entry);
+		}
 		code = py_word(buf, pp->frame_code);
 		out->f[n].code = code;
 		out->f[n].instr = py_instr(pp, buf, code);
 		/* 3.11's is_entry; every frame an entry before 3.11 */
-		out->f[n].flags = (py_byte(buf, pp->frame_entry) &
-				   pp->entry_mask) | pp->entry_each;
+		out->f[n].flags = (entry & pp->entry_mask) | pp->entry_each;
 		frame = py_word(buf, pp->frame_previous);
 	}
 	if (frame && n >= CAPTURE_MAX_PY)

@@ -3,7 +3,9 @@
  * Python processes: each new executable mapping of a CPython interpreter
  * (the python executable, or libpython) is looked at once per file: its
  * version from the Py_Version it exports (3.11 and later) or, before that,
- * from its file name, and where _PyRuntime is. A version cpa has a table
+ * from its file name, and where _PyRuntime is; 3.13 and later put their
+ * own offsets (_Py_DebugOffsets) at its start, read in place of the
+ * table where cpa knows their layout. A version cpa has offsets
  * for (lib/pyoffsets.c) is handed to the BPF walker through py_procs,
  * keyed by process; any other version is sampled natively, and the stream
  * says why, once per process, in a meta record (key "python").
@@ -38,6 +40,8 @@ struct py_file {
 	uint64_t vaddr, offset;	/* the PT_LOAD mapped at pgoff, see bias() */
 	GElf_Phdr *loads;
 	size_t n_loads;
+	struct cpa_py_offsets dbg;	/* from _Py_DebugOffsets, if dbg_err */
+	const char *dbg_err;		/* NULL: dbg holds them */
 };
 static struct py_file *files;
 static size_t n_files, files_cap;
@@ -142,6 +146,16 @@ static void read_file(struct py_file *pf, int fd, const char *path)
 					 ((py_version >> 16) & 0xff));
 	else
 		pf->version = version_from_name(path);
+	if (pf->version >= 0x030d) {
+		uint8_t raw[CPA_PY_DEBUG_OFFSETS_SIZE];
+
+		if (!read_at(fd, pf->loads, pf->n_loads, pf->runtime, raw,
+			     sizeof(raw)))
+			pf->dbg_err = "_PyRuntime unreadable";
+		else if (!cpa_py_offsets_debug(raw, sizeof(raw), &pf->dbg,
+					       &pf->dbg_err))
+			pf->dbg_err = NULL;
+	}
 out:
 	if (e)
 		elf_end(e);
@@ -253,6 +267,9 @@ static void describe(struct capture_py_proc *pp, const struct cpa_py_offsets *o,
 	pp->tid_kind = o->tid_kind;
 	pp->entry_mask = o->entry_mask;
 	pp->entry_each = o->entry_each;
+	pp->instr_index = o->instr_kind == CPA_PY_INSTR_INDEX;
+	pp->instr_shift = o->instr_shift;
+	pp->shim_owner = o->shim_owner;
 	/* read up to the last field the walker needs */
 	if (o->frame_previous > top)
 		top = o->frame_previous;
@@ -269,7 +286,8 @@ void python_mapping(const struct cpa_mmap *m)
 	const struct cpa_py_offsets *o;
 	struct py_file *pf;
 	uint64_t b;
-	char note[160];
+	const char *why = NULL;
+	char note[320];
 
 	if (procs_fd < 0 || !m->pid || !(m->prot & 4 /* PROT_EXEC */) ||
 	    !name_is_python(m->path, m->path_len))
@@ -279,12 +297,20 @@ void python_mapping(const struct cpa_mmap *m)
 	    !first_sight(m->pid, m->time_ns))
 		return;
 	o = cpa_py_offsets(pf->version);
-	if (!o) {
+	if (o && pf->version >= 0x030d) {
+		/* the interpreter's own offsets; the table where it has none */
+		if (!pf->dbg_err)
+			o = &pf->dbg;
+		else if (strcmp(pf->dbg_err, "no _Py_DebugOffsets"))
+			why = pf->dbg_err;
+	}
+	if (!o || why) {
 		snprintf(note, sizeof(note),
-			 "pid %u: CPython %u.%u (%.*s) is not supported (cpa "
-			 "knows %s): native frames only",
+			 "pid %u: CPython %u.%u (%.*s) is not supported (%s%s): "
+			 "native frames only",
 			 m->pid, pf->version >> 8, pf->version & 0xff,
-			 (int)m->path_len, m->path, cpa_py_versions());
+			 (int)m->path_len, m->path, why ? why : "cpa knows ",
+			 why ? "" : cpa_py_versions());
 		cpa_warn("%s", note);
 		output_meta("python", note);
 		return;

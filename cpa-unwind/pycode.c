@@ -7,6 +7,7 @@
  * the sample names) is kept as unreadable and not read again.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,15 +154,29 @@ static char *read_str(struct pycodes *c, uint32_t pid,
 	return s;
 }
 
+/* The bytes of a code object that hold every field read. */
+static size_t code_header(const struct cpa_py_offsets *o)
+{
+	uint16_t top = o->code_filename;
+
+	if (o->code_qualname > top)
+		top = o->code_qualname;
+	if (o->code_linetable > top)
+		top = o->code_linetable;
+	if (o->code_firstlineno > top)
+		top = o->code_firstlineno;
+	return (size_t)top + 8;
+}
+
 static void read_code(struct pycodes *c, uint32_t pid,
 		      const struct cpa_py_offsets *o, struct pycode *pc)
 {
 	uint8_t hdr[256], bh[40];
+	size_t hlen = code_header(o);
 	int32_t first;
 	uint64_t lt, n;
 
-	if (o->code_bytecode > sizeof(hdr) ||
-	    !mem_read(c, pid, pc->addr, hdr, o->code_bytecode))
+	if (hlen > sizeof(hdr) || !mem_read(c, pid, pc->addr, hdr, hlen))
 		return;
 	memcpy(&first, hdr + o->code_firstlineno, 4);
 	lt = le64(hdr + o->code_linetable);
@@ -179,6 +194,7 @@ static void read_code(struct pycodes *c, uint32_t pid,
 		return;
 	}
 	pc->firstlineno = first;
+	pc->format = o->lines;
 	pc->lines = cpa_malloc(n ? n : 1);
 	if (!mem_read(c, pid, lt + o->bytes_data, pc->lines, n))
 		n = 0;
@@ -227,13 +243,56 @@ static uint32_t varint(const uint8_t **p, const uint8_t *end)
 }
 
 /*
- * The line of the instruction at byte offset instr, from a 3.11+
- * location table (CPython's Objects/locations.md): entries of 1 to 8
- * code units, each a first byte with bit 7 set (bits 3-6 the form, bits
- * 0-2 the length less one) and the form's varints. Forms 13 and 14 carry
- * a signed line delta, 10 to 12 a delta of 0 to 2, 15 no line at all.
+ * 3.9's co_lnotab (its Objects/lnotab_notes.txt): pairs of an unsigned
+ * byte increment and a signed line increment; the line is the sum of the
+ * line increments of every pair whose address is at or before instr.
  */
-int32_t pycode_line(const struct pycode *pc, uint32_t instr)
+static int32_t lnotab_line(const struct pycode *pc, uint32_t instr)
+{
+	int32_t line = pc->firstlineno;
+	uint32_t addr = 0;
+
+	for (uint32_t i = 0; i + 1 < pc->nlines; i += 2) {
+		addr += pc->lines[i];
+		if (addr > instr)
+			break;
+		line += (int8_t)pc->lines[i + 1];
+	}
+	return line;
+}
+
+/*
+ * 3.10's co_linetable (its Objects/lnotab_notes.txt): pairs of an
+ * unsigned byte length and a signed line delta, each a range of bytecode
+ * starting where the last ended; a delta of -128 is a range without a
+ * line (the line carried on is unchanged).
+ */
+static int32_t linetable_line(const struct pycode *pc, uint32_t instr)
+{
+	int32_t line = pc->firstlineno;
+	uint32_t end = 0;
+
+	for (uint32_t i = 0; i + 1 < pc->nlines; i += 2) {
+		int8_t delta = (int8_t)pc->lines[i + 1];
+		bool none = delta == -128;
+
+		end += pc->lines[i];
+		if (!none)
+			line += delta;
+		if (instr < end)
+			return none ? pc->firstlineno : line;
+	}
+	return pc->firstlineno;
+}
+
+/*
+ * A 3.11+ location table (CPython's Objects/locations.md): entries of 1
+ * to 8 code units, each a first byte with bit 7 set (bits 3-6 the form,
+ * bits 0-2 the length less one) and the form's varints. Forms 13 and 14
+ * carry a signed line delta, 10 to 12 a delta of 0 to 2, 15 no line at
+ * all.
+ */
+static int32_t locations_line(const struct pycode *pc, uint32_t instr)
 {
 	const uint8_t *p = pc->lines, *end = p + pc->nlines;
 	uint32_t unit = instr / 2, at = 0;
@@ -260,3 +319,14 @@ int32_t pycode_line(const struct pycode *pc, uint32_t instr)
 	return pc->firstlineno;
 }
 
+int32_t pycode_line(const struct pycode *pc, uint32_t instr)
+{
+	switch (pc->format) {
+	case CPA_PY_LNOTAB:
+		return lnotab_line(pc, instr);
+	case CPA_PY_LINETABLE:
+		return linetable_line(pc, instr);
+	default:
+		return locations_line(pc, instr);
+	}
+}

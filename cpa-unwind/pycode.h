@@ -21,6 +21,7 @@ struct pycode {
 	uint8_t *lines;			/* the line table */
 	uint32_t nlines;
 	int32_t firstlineno;
+	uint8_t format;			/* enum cpa_py_lines */
 };
 
 /* The code object at addr in p, read on first use; never NULL, but its

@@ -8,7 +8,10 @@
  * the leaf of the native chain. The eval frame is replaced by its group;
  * a native chain with fewer eval frames than groups gets the outer groups
  * at its outermost eval frame, and one with none (its walk lost them)
- * gets every Python frame at its leaf end.
+ * gets every Python frame at its leaf end. The perf map frames of 3.12's
+ * -X perf trampolines ("py::qualname:file.py", one before each eval
+ * call) are dropped from a chain the walk named, so nothing is named
+ * twice; a process the walker does not know keeps them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -84,8 +87,14 @@ unsigned python_splice(struct unwinder *u, struct proc *p,
 	unsigned k = nevals;
 	for (unsigned i = nips; i-- > 0 && n < max;) {
 		if (!eval[i] || k - 1 >= ngroups) {
+			const char *raw;
+
 			k -= eval[i];
-			out[n++] = frame_user(u, p, ips[i], i == 0, NULL);
+			out[n] = frame_user(u, p, ips[i], i == 0, &raw);
+			/* 3.12's -X perf trampolines name the code their eval
+			 * call runs, which the walk names already */
+			if (!raw || strncmp(raw, "py::", 4))
+				n++;
 			continue;
 		}
 		k--;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Time, size and CPU-set parsing, folded lines, labels and interning;
  * the primitives: hash table, growth, buffers, LEB128, little-endian
- * fields and error messages. */
+ * fields and error messages; CPython's offsets. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "leb128.h"
 #include "log.h"
 #include "owner.h"
+#include "pyoffsets.h"
 #include "timeparse.h"
 #include "unit.h"
 
@@ -553,6 +555,73 @@ static void test_owners(void)
 	CHECK(cpa_label_is_cgroup("/a") && !cpa_label_is_cgroup("ctr1"));
 }
 
+/* A 3.13 _PyRuntime's start: cookie, version, then the offsets 3.13.0
+ * builds with (Include/internal/pycore_runtime_init.h), by field index. */
+static void py_debug_raw(uint8_t *raw, uint64_t version)
+{
+	static const struct { unsigned at; uint64_t v; } f[] = {
+		{ 5, 632 }, { 9, 7344 }, { 21, 8 }, { 23, 72 }, { 25, 160 },
+		{ 29, 8 }, { 30, 0 }, { 31, 56 }, { 33, 70 },
+		{ 35, 112 }, { 37, 128 }, { 38, 136 }, { 39, 68 }, { 43, 200 },
+		{ 65, 16 }, { 66, 32 }, { 68, 32 }, { 69, 16 }, { 70, 40 },
+	};
+
+	memset(raw, 0, CPA_PY_DEBUG_OFFSETS_SIZE);
+	memcpy(raw, "xdebugpy", 8);
+	cpa_put_le64(raw + 8, version);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		cpa_put_le64(raw + 8 * f[i].at, f[i].v);
+}
+
+static void test_py_offsets(void)
+{
+	uint8_t raw[CPA_PY_DEBUG_OFFSETS_SIZE];
+	struct cpa_py_offsets o;
+	const char *err = NULL;
+
+	CHECK(cpa_py_offsets(0x0308) == NULL);
+	for (uint16_t v = 0x0309; v <= 0x030d; v++)
+		CHECK(cpa_py_offsets(v) && cpa_py_offsets(v)->version == v);
+	/* 3.13's own offsets: the walker's from them, the same as the table */
+	py_debug_raw(raw, 0x030d00f0);
+	CHECK(cpa_py_offsets_debug(raw, sizeof(raw), &o, &err) == 0);
+	CHECK(!strcmp(o.source, "_Py_DebugOffsets") && o.version == 0x030d);
+	CHECK(o.runtime_interp_head == 632 && o.interp_threads == 7344 &&
+	      o.tstate_frame == 72 && o.tstate_tid == 160 &&
+	      o.frame_entry == 70 && o.frame_instr == 56);
+	const struct cpa_py_offsets *t = cpa_py_offsets(0x030d);
+	CHECK(o.tstate_next == t->tstate_next && o.frame_code == t->frame_code &&
+	      o.frame_previous == t->frame_previous &&
+	      o.shim_owner == t->shim_owner && o.lines == t->lines &&
+	      o.code_qualname == t->code_qualname &&
+	      o.str_compact_size == t->str_compact_size);
+	/* a build that moved a thread field: taken from the interpreter */
+	cpa_put_le64(raw + 8 * 25, 168);
+	CHECK(cpa_py_offsets_debug(raw, sizeof(raw), &o, &err) == 0 &&
+	      o.tstate_tid == 168);
+	/* refused, each with its reason */
+	CHECK(cpa_py_offsets_debug(raw, 100, &o, &err) == -1 &&
+	      !strcmp(err, "no _Py_DebugOffsets"));
+	raw[0] = 'y';
+	CHECK(cpa_py_offsets_debug(raw, sizeof(raw), &o, &err) == -1 &&
+	      !strcmp(err, "no _Py_DebugOffsets"));
+	py_debug_raw(raw, 0x030e00f0);
+	CHECK(cpa_py_offsets_debug(raw, sizeof(raw), &o, &err) == -1 &&
+	      strstr(err, "layout"));
+	py_debug_raw(raw, 0x030d00f0);
+	cpa_put_le64(raw + 16, 1);
+	CHECK(cpa_py_offsets_debug(raw, sizeof(raw), &o, &err) == -1 &&
+	      strstr(err, "free-threaded"));
+	py_debug_raw(raw, 0x030d00f0);
+	cpa_put_le64(raw + 8 * 37, 136);
+	CHECK(cpa_py_offsets_debug(raw, sizeof(raw), &o, &err) == -1 &&
+	      strstr(err, "code or str"));
+	py_debug_raw(raw, 0x030d00f0);
+	cpa_put_le64(raw + 8 * 29, 200);
+	CHECK(cpa_py_offsets_debug(raw, sizeof(raw), &o, &err) == -1 &&
+	      strstr(err, "range"));
+}
+
 int main(void)
 {
 	test_owners();
@@ -568,5 +637,6 @@ int main(void)
 	test_buf_and_leb128();
 	test_le();
 	test_fail();
+	test_py_offsets();
 	return unit_done("lib_test");
 }
