@@ -19,6 +19,7 @@ SECONDS later. Modes:
            unmapped memory
 """
 import ctypes
+import gc
 import hashlib
 import os
 import signal
@@ -88,11 +89,19 @@ def after_exec(deadline):
 
 
 def corrupted(deadline, how):
-    # the _PyInterpreterFrame behind this frame object (3.11: f_frame at
-    # 24) and its previous pointer (at 48)
-    iframe = ctypes.c_void_p.from_address(id(sys._getframe()) + 24).value
-    prev = ctypes.c_void_p.from_address(iframe + 48)
-    prev.value = iframe if how == "loop" else 0x10
+    # the pointer to this frame's caller: 3.9 and 3.10, the frame object's
+    # f_back (at 24); 3.11+, the previous pointer of the
+    # _PyInterpreterFrame behind it (the frame object's f_frame, at 24),
+    # at 48 in 3.11, 8 from 3.12 on
+    gc.disable()  # the collector would follow the broken pointer
+    frame = id(sys._getframe())
+    if sys.version_info < (3, 11):
+        this, at = frame, frame + 24
+    else:
+        this = ctypes.c_void_p.from_address(frame + 24).value
+        at = this + (48 if sys.version_info < (3, 12) else 8)
+    prev = ctypes.c_void_p.from_address(at)
+    prev.value = this if how == "loop" else 0x10
     while time.monotonic() < deadline:  # spin-corrupted
         pass
     # returning would follow the broken pointer
