@@ -23,8 +23,9 @@ static const char doc[] =
 	"TIME is HH:MM[:SS] (today, local time), YYYY-MM-DD[ HH:MM[:SS]], "
 	"ISO 8601 (2026-11-30T10:15:00Z), @EPOCH seconds, now, or relative "
 	"(-10m). A window is selected when it overlaps [--from, --to). "
-	"mem-usage and heap-inuse answer what was still held at --to, "
-	"allocated however long before; --growth, what grew in the range. "
+	"mem-usage, heap-inuse and java-live answer what was still held at "
+	"--to, allocated however long before; --growth, what grew in the "
+	"range. "
 	"See cpa-query(1).";
 
 static const struct argp_option options[] = {
@@ -53,7 +54,7 @@ static const struct argp_option options[] = {
 	 "value", 2},
 	{"kind", OPT_KIND, "KIND[,KIND]", 0, "Only these event kinds "
 	 "(oncpu, offcpu-blocked, offcpu-preempted, ..., mem-virt, mem-phys, "
-	 "mem-usage, heap-alloc, heap-inuse)", 2},
+	 "mem-usage, heap-alloc, heap-inuse, java-alloc, java-live)", 2},
 	{"grep", OPT_GREP, "REGEX", 0, "Only stacks with a frame matching "
 	 "REGEX", 2},
 	{"exclude", OPT_EXCLUDE, "REGEX", 0, "Drop stacks with a frame "
@@ -85,8 +86,8 @@ static const struct argp_option options[] = {
 	 "write 'stack baseline range' lines for a differential flame "
 	 "graph", 3},
 	{"diff-to", OPT_DIFF_TO, "TIME", 0, "End of the baseline range", 3},
-	{"growth", OPT_GROWTH, NULL, 0, "mem-usage, heap-inuse: what grew "
-	 "within the range (allocations minus frees), not what was held at "
+	{"growth", OPT_GROWTH, NULL, 0, "mem-usage, heap-inuse, java-live: "
+	 "what grew within the range (allocations minus frees), not what was held at "
 	 "--to", 3},
 	{"verbose", 'v', NULL, 0, "Say what was read", 4},
 	{0},

@@ -112,8 +112,8 @@ static const struct argp_option options[] = {
 	{ "max-procs", OPT_MAX_PROCS, "N", 0,
 	  "Processes kept without an exit record (default 32768)", 0 },
 	{ "max-allocs", OPT_MAX_ALLOCS, "N", 0,
-	  "Allocations of mem-usage and heap-inuse held until their free, "
-	  "which comes without a stack (default 1M); past it older ones are "
+	  "Allocations of mem-usage, heap-inuse and java-live held until "
+	  "their free, which comes without a stack (default 1M); past it older ones are "
 	  "evicted, counted as lost (alloc-table)", 0 },
 	{ "max-dict", OPT_MAX_DICT, "SIZE", 0,
 	  "Memory for the output's string and stack dictionaries; past it "
