@@ -72,7 +72,7 @@ static bool agent_path(char *out, size_t len)
 /* Copies the agent into the JVM's /tmp (t->tmpfd), as tmp_name. */
 static int copy_agent(const char *src, int tmpfd, const char *name)
 {
-	char part[64];
+	char part[128];
 	int in = open(src, O_RDONLY | O_CLOEXEC), out;
 	char buf[65536];
 	ssize_t n = 0;
@@ -101,27 +101,24 @@ static int copy_agent(const char *src, int tmpfd, const char *name)
 }
 
 /*
- * The agent's path as the JVM sees it: ours when the JVM shares our
- * root, else a copy in its own /tmp (a container does not see our
- * files).
+ * The agent's path as the JVM sees it: ours when the same path inside
+ * its root is the same file, else a copy in its own /tmp (a container
+ * does not see our files).
  */
 static int agent_for(struct jvm_target *t, char *out, size_t len, char *err,
 		     size_t errlen)
 {
-	char ours[PATH_MAX], root[64];
+	char ours[PATH_MAX], theirs[PATH_MAX + 64];
 	struct stat a, b;
 
-	if (!agent_path(ours, sizeof(ours))) {
+	if (!agent_path(ours, sizeof(ours)) || !realpath(ours, out)) {
 		cpa_fail(err, errlen, "%s: %s", ours, strerror(errno));
 		return -1;
 	}
-	snprintf(root, sizeof(root), "/proc/%u/root", t->pid);
-	if (stat("/", &a) == 0 && stat(root, &b) == 0 && a.st_dev == b.st_dev &&
-	    a.st_ino == b.st_ino) {
-		if (!realpath(ours, out))
-			snprintf(out, len, "%s", ours);
+	snprintf(theirs, sizeof(theirs), "/proc/%u/root%s", t->pid, out);
+	if (stat(out, &a) == 0 && stat(theirs, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
 		return 0;
-	}
 	char name[64];
 	snprintf(name, sizeof(name), ".cpa-jvmti-%u.so", t->nspid);
 	if (copy_agent(ours, t->tmpfd, name) < 0) {

@@ -24,6 +24,24 @@ jvm() {
 	echo $! > "$T/$name.pid"
 }
 
+# jvm_ns NAME: the same in mount and pid namespaces of its own, with a
+# /tmp of its own and the build's agent directory hidden, so that the
+# agent has to be copied in; its host pid in NAME.pid
+jvm_ns() {
+	local name=$1
+	mkfifo "$T/$name.in"
+	( sleep 300 > "$T/$name.in" 3>&- &
+	  echo $! > "$T/$name.holder" )
+	mkdir "$T/$name.tmp"
+	unshare --mount --pid --fork --propagation private sh -c \
+		"mount -t tmpfs none '$T/$name.tmp' &&
+		mount -t tmpfs none '$CPA_BUILDDIR/cpa-jvmti' &&
+		cp -r '$T/cls' '$T/$name.tmp/' && mount --bind '$T/$name.tmp' /tmp &&
+		exec '$JDK17/bin/java' -Xmx256m -XX:+UseSerialGC -cp /tmp/cls \
+		cpatest.JavaAlloc" < "$T/$name.in" > "$T/$name.out" 2>&1 3>&- &
+	echo $! > "$T/$name.unshare"
+}
+
 # run_cmd NAME CMD: one workload command, waited for
 run_cmd() {
 	echo "$2" > "$T/$1.in"
@@ -62,10 +80,13 @@ setup_file() {
 	jvm wl "$JDK17"
 	jvm refuse "$JDK17" -XX:+DisableAttachMechanism
 	[ -x "$JDK25/bin/java" ] && jvm wl25 "$JDK25"
+	jvm_ns ns
 	wait_for 60 grep -q '^ready ' "$T/wl.out"
 	wait_for 60 grep -q '^ready ' "$T/refuse.out"
 	cap refused --java-alloc "$(cat "$T/refuse.pid")" --duration 1
-	pids=$(cat "$T/wl.pid")
+	wait_for 60 grep -q '^ready ' "$T/ns.out"
+	pgrep -P "$(cat "$T/ns.unshare")" > "$T/ns.pid"
+	pids=$(cat "$T/wl.pid"),$(cat "$T/ns.pid")
 	if [ -e "$T/wl25.pid" ]; then
 		wait_for 60 grep -q '^ready ' "$T/wl25.out"
 		pids=$pids,$(cat "$T/wl25.pid")
@@ -74,7 +95,9 @@ setup_file() {
 	cap alloc --java-alloc "$pids" --java-sample-bytes 8K
 	wait_for 30 agent_ready alloc
 	[ -e "$T/wl25.pid" ] && echo "ratio 64" > "$T/wl25.in"
+	echo "ratio 64" > "$T/ns.in"
 	run_cmd wl "ratio 64"
+	wait_for 60 grep -q "^done ratio" "$T/ns.out"
 	[ -e "$T/wl25.pid" ] && wait_for 60 grep -q "^done ratio" "$T/wl25.out"
 	cap_stop alloc
 
@@ -95,7 +118,7 @@ setup_file() {
 
 teardown_file() {
 	local f
-	for f in "$T"/*.cpid "$T"/*.pid "$T"/*.holder; do
+	for f in "$T"/*.cpid "$T"/*.pid "$T"/*.holder "$T"/*.unshare; do
 		[ -e "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
 	done
 	return 0
@@ -140,6 +163,13 @@ ratio_within() {
 	# root first: the marker, the process, the Java chain, the class
 	grep -q '^Java allocated;java;cpatest\.JavaAlloc\.main_\[j\];cpatest\.JavaAlloc\.ratio_\[j\];cpatest\.JavaAlloc\.threeParts_\[j\];byte\[\]_\[a\] [0-9]*$' \
 		< <(cpa-render --format folded --kind java-alloc < "$T/alloc.sym")
+}
+
+@test "java-alloc: a JVM in its own mount and pid namespaces gets a copy of the agent in its /tmp; 3:1 within 10%" {
+	ratio_within "$(cat "$T/ns.pid")"
+	# pid 1 there: the copy and the socket are its /tmp's
+	[ -s "/proc/$(cat "$T/ns.pid")/root/tmp/.cpa-jvmti-1.so" ]
+	[ -S "/proc/$(cat "$T/ns.pid")/root/tmp/.cpa-jvmti-1" ]
 }
 
 @test "java-live: after a GC the path that keeps its objects holds >= 90% of live bytes" {
