@@ -17,6 +17,7 @@
 #include "../../cpa-unwind/demangle.h"
 #include "../../cpa-unwind/jvm.h"
 #include "../../cpa-unwind/perfmap.h"
+#include "../../cpa-unwind/pycode.h"
 #include "../../cpa-unwind/walk.h"
 #include "../hostile/hostile.h"
 #include "unit.h"
@@ -529,6 +530,53 @@ static void test_walk_fp(void)
 	CHECK(walk_fp(&s, ips, 8) == 0);
 }
 
+/* A line table of each format, with a range that has no line. */
+static int32_t py_line(uint8_t format, int32_t first, const uint8_t *t,
+		       size_t n, uint32_t instr)
+{
+	struct pycode pc = { .lines = (uint8_t *)t, .nlines = (uint32_t)n,
+			     .firstlineno = first, .format = format };
+
+	return pycode_line(&pc, instr);
+}
+
+static void test_py_lines(void)
+{
+	/* 3.9 co_lnotab: +6 bytes +1 line, +8 +2, +4 -1 */
+	static const uint8_t lnotab[] = { 6, 1, 8, 2, 4, 0xff };
+	static const struct { uint32_t at; int32_t line; } l9[] = {
+		{ 0, 10 }, { 5, 10 }, { 6, 11 }, { 13, 11 }, { 14, 13 },
+		{ 17, 13 }, { 18, 12 }, { 100, 12 },
+	};
+	for (size_t i = 0; i < sizeof(l9) / sizeof(l9[0]); i++)
+		CHECK(py_line(CPA_PY_LNOTAB, 10, lnotab, sizeof(lnotab),
+			      l9[i].at) == l9[i].line);
+	/* 3.10 co_linetable: [0,4) +1, [4,10) no line, [10,12) +2, an
+	 * empty range +1, [12,20) +0 */
+	static const uint8_t lt10[] = { 4, 1, 6, 0x80, 2, 2, 0, 1, 8, 0 };
+	static const struct { uint32_t at; int32_t line; } l10[] = {
+		{ 0, 21 }, { 3, 21 }, { 4, 20 }, { 9, 20 }, { 10, 23 },
+		{ 11, 23 }, { 12, 24 }, { 19, 24 }, { 20, 20 },
+	};
+	for (size_t i = 0; i < sizeof(l10) / sizeof(l10[0]); i++)
+		CHECK(py_line(CPA_PY_LINETABLE, 20, lt10, sizeof(lt10),
+			      l10[i].at) == l10[i].line);
+	/* 3.11+ locations: 2 units +2 (form 13), 1 unit +0 (form 10), 1
+	 * without a line (15), 3 units +1 (11); offsets in bytes */
+	static const uint8_t loc[] = { 0xe9, 0x04, 0xd0, 1, 2, 0xf8,
+				       0xda, 1, 2 };
+	static const struct { uint32_t at; int32_t line; } l11[] = {
+		{ 0, 32 }, { 2, 32 }, { 4, 32 }, { 6, 30 }, { 8, 33 },
+		{ 13, 33 }, { 14, 30 },
+	};
+	for (size_t i = 0; i < sizeof(l11) / sizeof(l11[0]); i++)
+		CHECK(py_line(CPA_PY_LOCATIONS, 30, loc, sizeof(loc),
+			      l11[i].at) == l11[i].line);
+	/* a table cut in the middle of a pair ends the lookup */
+	CHECK(py_line(CPA_PY_LNOTAB, 10, lnotab, 3, 100) == 11);
+	CHECK(py_line(CPA_PY_LINETABLE, 20, lt10, 1, 0) == 20);
+}
+
 int main(int argc, char **argv)
 {
 	elf_version(EV_CURRENT);
@@ -556,5 +604,6 @@ int main(int argc, char **argv)
 	test_perfmap();
 	test_java_names();
 	test_names();
+	test_py_lines();
 	return unit_done("unwind_test");
 }
