@@ -22,8 +22,6 @@ bool queue_push(const void *rec, size_t len);
 /* Waits up to ms for records, then hands over what is queued (the
  * caller frees it); NULL when there is none. */
 uint8_t *queue_take(size_t *len, unsigned ms);
-/* Counts one record dropped before it was queued. */
-void queue_drop(void);
 /* Records dropped since the last call. */
 uint64_t queue_drops(void);
 /* Empties the queue and frees its memory. */

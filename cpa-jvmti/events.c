@@ -35,18 +35,41 @@ uint64_t agent_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A record is built on the Java thread's stack, where a few frames fit;
+ * a deeper one moves to the heap. */
+#define SMALL_RECORD 4096
+
+struct record {
+	uint8_t *p;
+	size_t at;
+	uint8_t *heap;	/* p, once moved; freed by the caller */
+	uint8_t small[SMALL_RECORD];
+};
+
 /* Appends one frame, its length first; false when the record is full. */
-static bool put_frame(uint8_t *rec, size_t *at, const char *name, size_t n)
+static bool put_frame(struct record *r, const char *name, size_t n)
 {
 	uint16_t len = (uint16_t)(n > JVMAGENT_NAME_MAX ? JVMAGENT_NAME_MAX : n);
 
-	if (!len || *at + 2 + len > JVMAGENT_RECORD_MAX)
+	if (!len || r->at + 2 + len > JVMAGENT_RECORD_MAX)
 		return false;
-	memcpy(rec + *at, &len, 2);
-	memcpy(rec + *at + 2, name, len);
-	*at += 2u + len;
+	if (!r->heap && r->at + 2 + len > SMALL_RECORD) {
+		r->heap = malloc(JVMAGENT_RECORD_MAX);
+		if (!r->heap)
+			return false;
+		memcpy(r->heap, r->small, r->at);
+		r->p = r->heap;
+	}
+	memcpy(r->p + r->at, &len, 2);
+	memcpy(r->p + r->at + 2, name, len);
+	r->at += 2u + len;
 	return true;
 }
+
+static _Thread_local struct {
+	uint32_t tid;
+	char name[16];
+} me;
 
 static void JNICALL on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
 			     jobject object, jclass klass, jlong size)
@@ -54,27 +77,29 @@ static void JNICALL on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
 	jvmtiFrameInfo frames[JVMAGENT_MAX_FRAMES];
 	char name[JVMAGENT_NAME_MAX + 1], *sig = NULL;
 	struct jvmagent_alloc a;
-	size_t at = sizeof(a), n;
+	struct record rec;
+	size_t n;
 	jint depth = 0;
 	uint16_t nframes = 0;
-
-	uint8_t *rec;
 
 	(void)jni;
 	if (!atomic_load(&active))
 		return;
-	/* a Java thread's stack may be small: the record is allocated */
-	rec = malloc(JVMAGENT_RECORD_MAX);
-	if (!rec) {
-		queue_drop();
-		return;
-	}
+	rec.p = rec.small;
+	rec.at = sizeof(a);
+	rec.heap = NULL;
 	memset(&a, 0, sizeof(a));
 	a.time_ns = agent_now_ns();
 	a.size = (uint64_t)size;
-	a.tid = (uint32_t)gettid();
+	/* system calls cost as much as the rest of a sample: the thread's
+	 * id and name are asked once (a later rename is not seen) */
+	if (!me.tid) {
+		me.tid = (uint32_t)gettid();
+		prctl(PR_GET_NAME, me.name);
+	}
+	a.tid = me.tid;
+	memcpy(a.thread, me.name, sizeof(a.thread));
 	a.cpu = (uint32_t)sched_getcpu();
-	prctl(PR_GET_NAME, a.thread);
 
 	/* the leaf frame is the class of the object */
 	if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) ==
@@ -84,14 +109,14 @@ static void JNICALL on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
 	} else {
 		n = (size_t)snprintf(name, sizeof(name), "[unknown class]");
 	}
-	if (put_frame(rec, &at, name, n))
+	if (put_frame(&rec, name, n))
 		nframes++;
 	if ((*jvmti)->GetStackTrace(jvmti, thread, 0, JVMAGENT_MAX_FRAMES,
 				    frames, &depth) != JVMTI_ERROR_NONE)
 		depth = 0;
 	for (jint i = 0; i < depth; i++) {
 		n = names_method(jvmti, frames[i].method, name, sizeof(name));
-		if (!put_frame(rec, &at, name, n))
+		if (!put_frame(&rec, name, n))
 			break;
 		nframes++;
 	}
@@ -105,12 +130,12 @@ static void JNICALL on_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
 		    (*jvmti)->SetTag(jvmti, object, tag) == JVMTI_ERROR_NONE)
 			a.tag = (uint64_t)tag;
 	}
-	a.h.len = (uint32_t)at;
+	a.h.len = (uint32_t)rec.at;
 	a.h.type = JVMAGENT_ALLOC;
 	a.h.n = nframes;
-	memcpy(rec, &a, sizeof(a));
-	queue_push(rec, at);
-	free(rec);
+	memcpy(rec.p, &a, sizeof(a));
+	queue_push(rec.p, rec.at);
+	free(rec.heap);
 }
 
 static void JNICALL on_free(jvmtiEnv *jvmti, jlong tag)

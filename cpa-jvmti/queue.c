@@ -84,13 +84,6 @@ uint8_t *queue_take(size_t *len, unsigned ms)
 	return out;
 }
 
-void queue_drop(void)
-{
-	pthread_mutex_lock(&lock);
-	dropped++;
-	pthread_mutex_unlock(&lock);
-}
-
 uint64_t queue_drops(void)
 {
 	uint64_t n;
