@@ -160,7 +160,7 @@ setup_file() {
 	# the processes that exit and exec go once cpa-unwind has caught up
 	# with the others' samples: a cold start (kallsyms, each
 	# interpreter's CFI) takes seconds on a busy host, longer under ASan
-	wait_for 60 unwound "$T/all.stats" 200
+	wait_for 120 unwound "$T/all.stats" 100
 	for m in "${life[@]}"; do
 		kill -USR1 "$(pidof_wl "$m")"
 	done
