@@ -38,6 +38,14 @@ net() {
 
 CAPTURES="virt virtcomm phys prob live exited"
 
+# drain_lru_batches: runs a process that exits on each online CPU
+drain_lru_batches() {
+	local c
+	for c in $(seq 0 $(( $(nproc --all) - 1 ))); do
+		taskset -c "$c" true 2>/dev/null || echo "# CPU $c is offline"
+	done
+}
+
 setup_file() {
 	require_bpf
 	export T=$BATS_FILE_TMPDIR
@@ -73,10 +81,12 @@ setup_file() {
 	for x in $v $c $p $q $u; do
 		wait_for 60 gone $x
 	done
-	# An exited process's last pages can sit in a CPU's LRU batch, which
-	# holds them until it drains; compaction drains every CPU's, so the
-	# frees reach the capture before it stops.
-	echo 1 >/proc/sys/vm/compact_memory
+	# An exited process's last pages can sit in the LRU batch of a CPU it
+	# ran on, which holds a reference to them until that CPU drains it:
+	# on a quiet host that can be long after the capture stops. A process
+	# exiting drains the batches of the CPU it exits on, so one short
+	# process pinned to each CPU hands every such page to its free.
+	drain_lru_batches
 	for x in $CAPTURES; do
 		[ -e "$T/$x.status" ] || cap_stop $x
 		cpa-unwind --folded < "$T/$x.cpa" > "$T/$x.folded"
