@@ -10,10 +10,12 @@
 
 #include "jvmattach.h"
 #include "perfmap.h"
+#include "procfs.h"
 #include "safeopen.h"
 
 #define PERFMAP_MAX_BYTES (512u << 20)	/* a map larger than this is cut */
 #define NS_PER_SEC 1000000000ull
+#define STALE_SLACK_NS (50 * 1000000ull)	/* clock ticks, rounding */
 
 /* Parses a hex number (optional 0x) at *p, up to end. */
 static bool parse_hex(const char **p, const char *end, uint64_t *v)
@@ -103,10 +105,19 @@ int perfmap_refresh(struct perfmap *m, uint32_t pid, uint64_t now_ns)
 	}
 	if (fd < 0)
 		return m->syms.n ? 0 : -1;
-	/* A JVM rewrites its map whole (jcmd Compiler.perfmap): a map of
-	 * the same size may still be new. */
+	/* A map older than the process is an earlier process's that had
+	 * the same pid: its addresses name nothing of this one. A JVM asked
+	 * for its map writes it anew. The start is known to a clock tick. */
+	if (!m->start_ns)
+		m->start_ns = cpa_proc_start_realtime_ns(pid);
 	uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * NS_PER_SEC +
 			 (uint64_t)st.st_mtim.tv_nsec;
+	if (m->start_ns && mtime + STALE_SLACK_NS < m->start_ns) {
+		close(fd);
+		return m->syms.n ? 0 : -1;
+	}
+	/* A JVM rewrites its map whole (jcmd Compiler.perfmap): a map of
+	 * the same size may still be new. */
 	if ((uint64_t)st.st_size == m->size && mtime == m->mtime_ns) {
 		close(fd);
 		return m->syms.n ? 0 : -1;

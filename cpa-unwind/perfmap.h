@@ -22,6 +22,7 @@ struct perfmap {
 	uint64_t mtime_ns;	/* and its modification time */
 	uint64_t checked_ns;	/* monotonic time of the last stat */
 	uint64_t bad_lines;	/* malformed lines skipped */
+	uint64_t start_ns;	/* the process's start, realtime; 0: unknown */
 };
 
 /*

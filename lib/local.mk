@@ -20,4 +20,5 @@ lib_libcpa_a_SOURCES = \
 	lib/store.h lib/store_format.c lib/store_write.c lib/store_read.c \
 	lib/pprof.c lib/pprof.h \
 	lib/topfuncs.c lib/topfuncs.h \
-	lib/pyoffsets.c lib/pyoffsets.h
+	lib/pyoffsets.c lib/pyoffsets.h \
+	lib/procfs.c lib/procfs.h

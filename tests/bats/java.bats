@@ -61,6 +61,20 @@ sampled_enough() {
 
 # A JVM without an attach listener, killed as soon as cpa-unwind's
 # trigger file appears: it exits in the middle of the attach.
+# stale_map PID: a map as an earlier process with the same pid would have
+# left, older than this JVM, naming all its anonymous code: it must not be
+# believed (a JVM that refuses attach never writes its own over it)
+stale_map() {
+	local range perms off dev inode path
+	while read -r range perms off dev inode path; do
+		[[ $perms == *x* && $inode == 0 && -z $path ]] || continue
+		printf '%s %x stale.EarlierProcess.method\n' "${range%-*}" \
+			$(( 0x${range#*-} - 0x${range%-*} ))
+	done < "/proc/$1/maps" > "/tmp/perf-$1.map"
+	[ -s "/tmp/perf-$1.map" ]
+	touch -d '1 hour ago' "/tmp/perf-$1.map"
+}
+
 exit_mid_attach() {
 	local p
 	p=$(cat "$T/gone.pid")
@@ -85,6 +99,7 @@ setup_file() {
 	jvm xint "$JDK17" -Xint
 	[ -x "$JDK25/bin/java" ] && jvm xint25 "$JDK25" -Xint
 	jvm refuse "$JDK17" -XX:+DisableAttachMechanism
+	stale_map "$(cat "$T/refuse.pid")"
 	jvm gone "$JDK17" -XX:+DisableAttachMechanism
 	# in its own mount and pid namespaces, with a /tmp of its own: pid 1
 	# there, its attach files and map only inside
@@ -135,6 +150,10 @@ teardown_file() {
 	local f
 	for f in "$T"/*.pid "$T"/ns.unshare "$T"/*.bgpid; do
 		[ -e "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
+	# the JVMs' maps, which would mislead a later process given a pid
+	for f in "$T"/*.pid; do
+		[ -e "$f" ] && rm -f "/tmp/perf-$(cat "$f").map"
 	done
 	return 0
 }
@@ -238,12 +257,13 @@ need25() {
 	[ -s "/proc/$(cat "$T/ns.pid")/root/tmp/perf-1.map" ]
 }
 
-@test "java: a JVM that refuses attach: one line naming it, not asked again" {
+@test "java: a JVM that refuses attach: one line naming it, not asked again, an older map of its pid not believed" {
 	local p
 	p=$(cat "$T/refuse.pid")
 	grep -c "^cpa-unwind: warning: pid $p: Java perf map: no attach listener came up (run with -XX:+DisableAttachMechanism?)\$" "$T/unwind.err" > "$T/refuse.count"
 	[ "$(cat "$T/refuse.count")" = 1 ]
 	[ "$(spin_samples refuse)" -ge 20 ]
+	[ "$(grep -c 'stale\.EarlierProcess' "$T/refuse.folded")" -eq 0 ]
 }
 
 @test "java: a JVM that exits while attached to: one line naming it" {

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+/* Process facts from /proc (see procfs.h). */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+#define NS_PER_SEC 1000000000ull
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t cpa_proc_start_realtime_ns(uint32_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: fields resume after the
+	 * last ')', with state as field 3 and starttime as field 22 */
+	const char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	unsigned long long ticks;
+	if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+		   "%*u %*u %*d %*d %*d %*d %*d %*d %llu", &ticks) != 1)
+		return 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0)
+		return 0;
+	uint64_t since_boot = ticks / (uint64_t)hz * NS_PER_SEC +
+			      ticks % (uint64_t)hz * NS_PER_SEC / (uint64_t)hz;
+	uint64_t boot_now = clock_ns(CLOCK_BOOTTIME);
+	uint64_t real_now = clock_ns(CLOCK_REALTIME);
+	if (since_boot > boot_now || boot_now - since_boot > real_now)
+		return 0;
+	return real_now - (boot_now - since_boot);
+}
