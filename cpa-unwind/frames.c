@@ -49,9 +49,12 @@ static uint32_t jit_frame(struct unwinder *u, struct proc *p, uint64_t pc,
 			 ? symtab_lookup(&p->jit.syms, pc)
 			 : -1;
 	/* a JVM writes its map when asked, and again when it has compiled
-	 * more */
-	if (i < 0 && jvm_map_missed(u->jvm, p, u->now_ns,
-				    u->opts.load_wait_ns)) {
+	 * more. One never asked is asked once even when a map is there
+	 * (another tool's, or its own from long ago): the answer also
+	 * brings its flags and the layout that names interpreted frames. */
+	bool never_asked = !p->jvm.backoff_ms && !p->jvm.refused;
+	if ((i < 0 || never_asked) &&
+	    jvm_map_missed(u->jvm, p, u->now_ns, u->opts.load_wait_ns)) {
 		jvm_attacher_poll(u->jvm, u->procs, u->now_ns);
 		if (perfmap_refresh(&p->jit, p->pid, u->now_ns) == 0)
 			i = symtab_lookup(&p->jit.syms, pc);
