@@ -69,9 +69,10 @@ void format_value(char *buf, size_t len, uint64_t v, enum cpa_unit unit,
 
 uint32_t strip_annotation(const char *name, uint32_t len)
 {
-	/* "_[k]" kernel, "_[j]" JIT, "_[i]" inlined, "_[w]" waker */
+	/* "_[k]" kernel, "_[j]" JIT, "_[i]" inlined, "_[w]" waker, "_[a]" an
+	 * allocated Java class */
 	if (len >= 4 && name[len - 4] == '_' && name[len - 3] == '[' &&
-	    name[len - 1] == ']' && strchr("kjiw", name[len - 2]) &&
+	    name[len - 1] == ']' && strchr("kjiwa", name[len - 2]) &&
 	    name[len - 2] != '\0')
 		return len - 4;
 	return len;

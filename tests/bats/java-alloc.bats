@@ -194,6 +194,9 @@ ratio_within() {
 	echo "keepPath $keep of $all live"
 	[ "$keep" = "$(bytes live java-live keepPath)" ]
 	[ $(( keep * 100 / all )) -ge 90 ]
+	# drawn in bytes, the class's suffix dropped as the other kinds' are
+	cpa-render --kind java-live < "$T/live.sym" > "$T/live.svg"
+	grep -q '<title>byte\[\] ([0-9.]* MiB, [0-9.]*%)</title>' "$T/live.svg"
 }
 
 @test "java: a second capture reuses the agent the first one loaded" {
