@@ -15,7 +15,7 @@ lib_libcpa_a_SOURCES = \
 	lib/timeparse.c lib/timeparse.h \
 	lib/cpuset.c lib/cpuset.h lib/leb128.h \
 	lib/owner.c lib/owner.h \
-	lib/jvmattach.c lib/jvmattach.h \
+	lib/jvmattach.c lib/jvmattach.h lib/jvmagent.h \
 	lib/selfstats.c lib/selfstats.h \
 	lib/store.h lib/store_format.c lib/store_write.c lib/store_read.c \
 	lib/pprof.c lib/pprof.h \
