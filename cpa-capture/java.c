@@ -422,12 +422,16 @@ static void close_jvm(struct jvm *j)
 	j->len = j->cap = 0;
 }
 
-/* Reads what one agent sent; 1 at its END or EOF, -1 when it was bad. */
+/* Reads what one agent sent, at most DRAIN_MAX a poll cycle so that a
+ * JVM that never stops sending cannot hold the capture's loop; 1 at its
+ * END or EOF, -1 when it was bad. */
+#define DRAIN_MAX (16u << 20)
 static int drain_one(struct jvm *j)
 {
 	char err[256];
+	size_t got = 0;
 
-	for (;;) {
+	while (got < DRAIN_MAX) {
 		CPA_GROW(j->buf, j->cap, j->len + 65536);
 		ssize_t n = recv(j->fd, j->buf + j->len, j->cap - j->len, 0);
 		if (n < 0 && errno == EINTR)
@@ -441,6 +445,7 @@ static int drain_one(struct jvm *j)
 			return 1;
 		}
 		j->len += (size_t)n;
+		got += (size_t)n;
 		int rc = take_records(j, err, sizeof(err));
 		if (rc) {
 			if (rc < 0)
@@ -449,6 +454,7 @@ static int drain_one(struct jvm *j)
 			return rc;
 		}
 	}
+	return 0;
 }
 
 void java_drain(void)
