@@ -88,6 +88,22 @@ struct {
 	__uint(max_entries, 1);
 } offcpu_zero SEC(".maps");
 
+/* The mapping each thread's sp was last found in: a thread's stack does
+ * not move, and bpf_find_vma, which takes the mm's lock and, from the
+ * timer's interrupt, queues an irq_work to drop it, cost more than a
+ * quarter of a sample. An sp outside the remembered range (an exec, a
+ * main stack grown down, a signal or coroutine stack) looks it up again. */
+struct stack_vma {
+	__u64 start, end;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);		/* tid */
+	__type(value, struct stack_vma);
+	__uint(max_entries, 16384);
+} stack_vmas SEC(".maps");
+
 static __always_inline struct capture_scratch *scratch_slot(__u32 cpu,
 							      __u32 slot)
 {
@@ -123,11 +139,27 @@ static __always_inline void read_regs(struct sample_regs *out,
 	out->user_mode = REGS_USER_MODE(r);
 }
 
-static long vma_end_of(struct task_struct *task, struct vm_area_struct *vma,
-		       void *end)
+static long vma_range_of(struct task_struct *task,
+			 struct vm_area_struct *vma, void *range)
 {
-	*(__u64 *)end = vma->vm_end;
+	((struct stack_vma *)range)->start = vma->vm_start;
+	((struct stack_vma *)range)->end = vma->vm_end;
 	return 0;
+}
+
+/* The end of the mapping sp is in, 0 when not found. */
+static __always_inline __u64 stack_end_of(struct task_struct *task,
+					  __u32 tid, __u64 sp)
+{
+	struct stack_vma *known = bpf_map_lookup_elem(&stack_vmas, &tid);
+	struct stack_vma vma = {};
+
+	if (known && known->start <= sp && sp < known->end)
+		return known->end;
+	if (bpf_find_vma(task, sp, vma_range_of, &vma, 0))
+		return 0;
+	bpf_map_update_elem(&stack_vmas, &tid, &vma, BPF_ANY);
+	return vma.end;
 }
 
 /*
@@ -140,12 +172,11 @@ static long vma_end_of(struct task_struct *task, struct vm_area_struct *vma,
 static __always_inline bool copy_user_stack(struct capture_scratch *s,
 					    struct task_struct *task, __u64 sp)
 {
-	__u64 end = 0;
+	__u64 end = stack_end_of(task, s->ev.tid, sp);
 	__u32 limit = stack_size, copied;
 	bool whole = false;
 
-	if (!bpf_find_vma(task, sp, vma_end_of, &end, 0) && end > sp &&
-	    end - sp <= limit) {
+	if (end > sp && end - sp <= limit) {
 		limit = end - sp;
 		whole = true;
 	}
@@ -595,6 +626,7 @@ int BPF_PROG(sched_exit, struct task_struct *p)
 	__u32 tid = BPF_CORE_READ(p, pid);
 
 	bpf_map_delete_elem(&offcpu, &tid);
+	bpf_map_delete_elem(&stack_vmas, &tid);
 	if (offcpu_stack_size > OFFCPU_INLINE_STACK)
 		bpf_map_delete_elem(&offcpu_snaps, &tid);
 	return 0;
