@@ -15,4 +15,4 @@ EXTRA_DIST += bench/offcpu-cost
 EXTRA_DIST += bench/heap-cost
 EXTRA_DIST += bench/mem-cost
 EXTRA_DIST += bench/python-cost
-EXTRA_DIST += bench/bpf-cost bench/rss-hour
+EXTRA_DIST += bench/bpf-cost bench/rss-hour bench/oneshot-cost bench/scale
