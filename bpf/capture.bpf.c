@@ -163,16 +163,33 @@ static __always_inline __u64 stack_end_of(struct task_struct *task,
 }
 
 /*
+ * Room for the snapshot in a sample's record: --stack-size rounded up to a
+ * power of two, for copy_stack_pages' masks, and its slack. The verifier
+ * sees stack_size as the constant the loader set, so this is one too.
+ */
+static __always_inline __u32 snapshot_room(void)
+{
+	__u32 n = stack_size - 1;
+
+	n |= n >> 1;
+	n |= n >> 2;
+	n |= n >> 4;
+	n |= n >> 8;
+	n |= n >> 16;
+	return n + 1;
+}
+
+/*
  * The snapshot: up to --stack-size bytes from sp, and no further than the
  * end of sp's mapping, where a thread's stack ends just past its first
  * frame; reading on from there would copy bytes that are no stack, or
  * fault. Returns true when the snapshot holds the whole live stack, so
  * that every frame-pointer frame on it is in the snapshot too.
  */
-static __always_inline bool copy_user_stack(struct capture_scratch *s,
+static __always_inline bool copy_user_stack(struct capture_event *ev,
 					    struct task_struct *task, __u64 sp)
 {
-	__u64 end = stack_end_of(task, s->ev.tid, sp);
+	__u64 end = stack_end_of(task, ev->tid, sp);
 	__u32 limit = stack_size, copied;
 	bool whole = false;
 
@@ -180,19 +197,21 @@ static __always_inline bool copy_user_stack(struct capture_scratch *s,
 		limit = end - sp;
 		whole = true;
 	}
-	copied = copy_stack_pages(s->stack, CAPTURE_MAX_STACK, sp, limit);
-	s->ev.stack_len = copied;
+	copied = copy_stack_pages((__u8 *)(ev + 1), snapshot_room(), sp, limit);
+	ev->stack_len = copied;
 	if (!whole || copied == 0) {
-		s->ev.flags |= copy_flags(copied, limit);
+		ev->flags |= copy_flags(copied, limit);
 		return false;
 	}
 	if (copied < limit) {	/* a page of the stack not resident */
-		s->ev.flags |= CAPTURE_F_USER_TRUNCATED;
+		ev->flags |= CAPTURE_F_USER_TRUNCATED;
 		return false;
 	}
 	return true;
 }
 
+/* Off-CPU samples are put together in the scratch slot, from what
+ * switch-out saved, then copied to the ring. */
 static __always_inline void submit(struct capture_scratch *s)
 {
 	__u64 len = s->ev.stack_len;
@@ -223,7 +242,20 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 
 	if (!s)
 		return 0;
-	ev = &s->ev;
+	/* The sample is written in place in the ring, snapshot included:
+	 * a copy through the scratch slot touched twice the pages, and on a
+	 * virtual machine a page touched from the timer's interrupt is what
+	 * a sample costs most. What the record holds past the snapshot is
+	 * never read (stack_len says where it ends). */
+	if (user_stacks && stack_size)
+		ev = bpf_ringbuf_reserve(&events, sizeof(*ev) + snapshot_room() +
+					 CAPTURE_STACK_SLACK, 0);
+	else
+		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count_drop(DROP_RINGBUF);
+		return 0;
+	}
 	ev->mono_ns = now;
 	ev->weight = weight;
 	ev->cpu = cpu;
@@ -232,6 +264,9 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 	ev->n_user = 0;
 	ev->n_regs = 0;
 	ev->stack_len = 0;
+	ev->alloc_id = 0;
+	ev->pad = 0;
+	ev->pad2 = 0;
 	fill_task(ev, task);
 
 	if (!regs || !regs->user_mode)
@@ -259,7 +294,7 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 		/* The kernel's frame-pointer walk costs more than the rest
 		 * of the sample together; where the snapshot holds the whole
 		 * stack, cpa-unwind walks the same chain from the snapshot. */
-		if (!stack_size || !copy_user_stack(s, task, ev->regs[1])) {
+		if (!stack_size || !copy_user_stack(ev, task, ev->regs[1])) {
 			n = bpf_get_stack(ctx, ev->user_ips,
 					  sizeof(ev->user_ips),
 					  BPF_F_USER_STACK);
@@ -273,8 +308,9 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 	} else {
 		ev->py.n = 0;
 		ev->py.version = 0;
+		ev->py.flags = 0;
 	}
-	submit(s);
+	bpf_ringbuf_submit(ev, wakeup_flag());
 	return 0;
 }
 

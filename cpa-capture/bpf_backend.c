@@ -164,13 +164,17 @@ static int on_event(void *ctx, void *data, size_t size)
  * on every CPU (the reader drains every 250 ms and is woken when the ring
  * is half full). Probes and scheduler events come in bursts that no
  * reader keeps up with (a loop of 1000 write()s takes a millisecond), so
- * those modes get room for a burst: 32 MiB holds 1700 probe hits with
- * 16 KiB snapshots.
+ * those modes get room for a burst: 32 MiB holds 1250 probe hits with
+ * 16 KiB snapshots (a record has room for 16 KiB, rounded up to a power
+ * of two, and the copy's slack: the program writes it in place).
  */
 static uint32_t ringbuf_size(void)
 {
+	uint64_t room = 0;	/* a sample's record holds its snapshot's room */
+	while (!cfg->kernel_only && cfg->stack_size && room < cfg->stack_size)
+		room = room ? room << 1 : 1;
 	uint64_t per_sample = sizeof(struct capture_event) + 16 +
-			      (cfg->kernel_only ? 0 : cfg->stack_size);
+			      (room ? room + CAPTURE_STACK_SLACK : 0);
 	uint64_t want = per_sample * cfg->freq *
 			cpa_cpuset_count(&cfg->cpus) / 4;
 	uint64_t size = 1u << 22;	/* 4 MiB at least */
