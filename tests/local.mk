@@ -60,7 +60,8 @@ EXTRA_DIST += tests/lint-bats tests/bats/lint.bats tests/data/lint
 FUZZ_TARGETS += stream text
 FUZZ_SECONDS = 60
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
-	-include $(top_builddir)/config.h -I$(top_srcdir)/lib -I$(top_builddir)/bpf
+	-include $(top_builddir)/config.h -I$(top_srcdir)/lib -I$(top_builddir)/bpf \
+	-I$(top_srcdir)/bpf
 check_PROGRAMS += tests/fuzz/stream_replay tests/fuzz/text_replay
 tests_fuzz_stream_replay_SOURCES = tests/fuzz/stream_fuzz.c tests/fuzz/replay.c
 tests_fuzz_stream_replay_LDADD = $(UNIT_LDADD)
