@@ -67,6 +67,11 @@ tests_fuzz_stream_replay_SOURCES = tests/fuzz/stream_fuzz.c tests/fuzz/replay.c
 tests_fuzz_stream_replay_LDADD = $(UNIT_LDADD)
 tests_fuzz_text_replay_SOURCES = tests/fuzz/text_fuzz.c tests/fuzz/replay.c
 tests_fuzz_text_replay_LDADD = $(UNIT_LDADD)
+# lib/pyoffsets.c: 3.13's _Py_DebugOffsets, read from the interpreter
+FUZZ_TARGETS += pyoffsets
+check_PROGRAMS += tests/fuzz/pyoffsets_replay
+tests_fuzz_pyoffsets_replay_SOURCES = tests/fuzz/pyoffsets_fuzz.c tests/fuzz/replay.c
+tests_fuzz_pyoffsets_replay_LDADD = $(UNIT_LDADD)
 EXTRA_DIST += tests/fuzz/corpus
 TESTS += tests/bats/fuzz.bats tests/bats/stream.bats tests/bats/pipeline.bats \
 	tests/bats/monitor.bats tests/bats/install.bats tests/bats/owners.bats \
