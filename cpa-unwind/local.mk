@@ -126,6 +126,15 @@ FUZZ_CFLAGS_unwind_elf = $(LIBDW_CFLAGS)
 FUZZ_CFLAGS_unwind_perfmap = $(LIBDW_CFLAGS)
 FUZZ_CFLAGS_unwind_stream = $(LIBDW_CFLAGS)
 FUZZ_LIBS_unwind_stream = $(DEBUGINFOD_LIBS)
+# A Python process's code objects: line tables and str objects
+FUZZ_TARGETS += pycode
+FUZZ_EXTRA_pycode = cpa-unwind/pycode.c
+FUZZ_CFLAGS_pycode = $(LIBDW_CFLAGS)
+check_PROGRAMS += tests/fuzz/pycode_replay
+tests_fuzz_pycode_replay_SOURCES = tests/fuzz/pycode_fuzz.c \
+	tests/fuzz/replay.c cpa-unwind/pycode.c
+tests_fuzz_pycode_replay_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
+tests_fuzz_pycode_replay_LDADD = lib/libcpa.a
 
 # Unit tests: the walker on hand-made tables and stacks, symbol lookup,
 # perf maps and display names.

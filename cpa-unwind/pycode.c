@@ -113,45 +113,57 @@ static size_t put_utf8(char *out, uint32_t cp)
 	return 4;
 }
 
-/* A str object as UTF-8: compact ones only (every name the compiler
- * makes is), at most PYCODE_MAX_STR characters. */
-static char *read_str(struct pycodes *c, uint32_t pid,
-		      const struct cpa_py_offsets *o, uint64_t addr)
+bool pystr_shape(const struct cpa_py_offsets *o, const uint8_t *hdr,
+		 struct pystr *str)
 {
-	uint8_t hdr[64];
-	uint32_t state, kind;
-	uint64_t len;
+	uint32_t state;
 
-	if (!addr || !mem_read(c, pid, addr, hdr, sizeof(hdr)))
-		return NULL;
-	len = le64(hdr + o->str_length);
+	str->len = le64(hdr + o->str_length);
 	memcpy(&state, hdr + o->str_state, 4);
-	kind = (state >> 2) & 7;
-	if (!(state & 0x20) || len > PYCODE_MAX_STR ||
-	    (kind != 1 && kind != 2 && kind != 4))
-		return NULL;
-	if (state & 0x40) {	/* ASCII: the bytes follow the header */
-		char *s = cpa_malloc(len + 1);
-		if (!mem_read(c, pid, addr + o->str_ascii_size, s, len)) {
-			free(s);
-			return NULL;
-		}
-		s[len] = 0;
+	str->kind = (state >> 2) & 7;
+	str->ascii = state & 0x40;
+	str->data = str->ascii ? o->str_ascii_size : o->str_compact_size;
+	if (str->ascii)
+		str->size = str->len;
+	else
+		str->size = str->len * str->kind;
+	return (state & 0x20) && str->len <= PYCODE_MAX_STR &&
+	       (str->kind == 1 || str->kind == 2 || str->kind == 4);
+}
+
+char *pystr_utf8(const struct pystr *str, const uint8_t *raw)
+{
+	if (str->ascii) {	/* the bytes as they are */
+		char *s = cpa_malloc(str->len + 1);
+		memcpy(s, raw, str->len);
+		s[str->len] = 0;
 		return s;
 	}
-	uint8_t raw[PYCODE_MAX_STR * 4];
-	if (!mem_read(c, pid, addr + o->str_compact_size, raw, len * kind))
-		return NULL;
-	char *s = cpa_malloc(len * 4 + 1), *q = s;
-	for (uint64_t i = 0; i < len; i++) {
+	char *s = cpa_malloc(str->len * 4 + 1), *q = s;
+	for (uint64_t i = 0; i < str->len; i++) {
 		uint32_t cp = 0;
-		memcpy(&cp, raw + i * kind, kind);	/* little-endian */
+		memcpy(&cp, raw + i * str->kind, str->kind);	/* little-endian */
 		if (cp > 0x10ffff)
 			cp = 0xfffd;
 		q += put_utf8(q, cp);
 	}
 	*q = 0;
 	return s;
+}
+
+/* A str object as UTF-8: compact ones only (every name the compiler
+ * makes is), at most PYCODE_MAX_STR characters. */
+static char *read_str(struct pycodes *c, uint32_t pid,
+		      const struct cpa_py_offsets *o, uint64_t addr)
+{
+	uint8_t hdr[PYSTR_HEADER], raw[PYCODE_MAX_STR * 4];
+	struct pystr str;
+
+	if (!addr || !mem_read(c, pid, addr, hdr, sizeof(hdr)) ||
+	    !pystr_shape(o, hdr, &str) ||
+	    !mem_read(c, pid, addr + str.data, raw, str.size))
+		return NULL;
+	return pystr_utf8(&str, raw);
 }
 
 /* The bytes of a code object that hold every field read. */

@@ -6,6 +6,7 @@
 #ifndef CPA_UNWIND_PYCODE_H
 #define CPA_UNWIND_PYCODE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pyoffsets.h"
@@ -28,6 +29,24 @@ struct pycode {
  * names are NULL when it could not be read. */
 const struct pycode *pycode_get(struct proc *p, const struct cpa_py_offsets *o,
 				uint64_t addr);
+/*
+ * A compact str object, as its header (PYSTR_HEADER bytes from its
+ * start) describes it: len characters of kind bytes each (1 for ASCII),
+ * size bytes at byte data of the object. pystr_shape is false for a str
+ * cpa does not read: not compact, longer than PYCODE_MAX_STR, a kind
+ * that is none of 1, 2, 4.
+ */
+#define PYSTR_HEADER 64
+struct pystr {
+	uint64_t len, size;
+	uint32_t kind, data;
+	bool ascii;
+};
+bool pystr_shape(const struct cpa_py_offsets *o, const uint8_t *hdr,
+		 struct pystr *str);
+/* Its size bytes at raw as a NUL-terminated UTF-8 string, malloc'd. */
+char *pystr_utf8(const struct pystr *str, const uint8_t *raw);
+
 /* The line of the instruction at byte offset instr of its bytecode. */
 int32_t pycode_line(const struct pycode *pc, uint32_t instr);
 /* Frees a process's code objects (NULL is fine). */
