@@ -255,13 +255,25 @@ static uint32_t varint(const uint8_t **p, const uint8_t *end)
 }
 
 /*
+ * A table sums its deltas from the first line: in 64 bits, which the
+ * largest table cannot overflow (PY_MAX_LINETABLE entries of at most
+ * 2^29 each). A sum outside int32 is no line the compiler wrote, and the
+ * function's first line stands for it.
+ */
+static int32_t line_or_first(int64_t line, const struct pycode *pc)
+{
+	return line >= INT32_MIN && line <= INT32_MAX ? (int32_t)line :
+							pc->firstlineno;
+}
+
+/*
  * 3.9's co_lnotab (its Objects/lnotab_notes.txt): pairs of an unsigned
  * byte increment and a signed line increment; the line is the sum of the
  * line increments of every pair whose address is at or before instr.
  */
 static int32_t lnotab_line(const struct pycode *pc, uint32_t instr)
 {
-	int32_t line = pc->firstlineno;
+	int64_t line = pc->firstlineno;
 	uint32_t addr = 0;
 
 	for (uint32_t i = 0; i + 1 < pc->nlines; i += 2) {
@@ -270,7 +282,7 @@ static int32_t lnotab_line(const struct pycode *pc, uint32_t instr)
 			break;
 		line += (int8_t)pc->lines[i + 1];
 	}
-	return line;
+	return line_or_first(line, pc);
 }
 
 /*
@@ -281,7 +293,7 @@ static int32_t lnotab_line(const struct pycode *pc, uint32_t instr)
  */
 static int32_t linetable_line(const struct pycode *pc, uint32_t instr)
 {
-	int32_t line = pc->firstlineno;
+	int64_t line = pc->firstlineno;
 	uint32_t end = 0;
 
 	for (uint32_t i = 0; i + 1 < pc->nlines; i += 2) {
@@ -292,7 +304,7 @@ static int32_t linetable_line(const struct pycode *pc, uint32_t instr)
 		if (!none)
 			line += delta;
 		if (instr < end)
-			return none ? pc->firstlineno : line;
+			return none ? pc->firstlineno : line_or_first(line, pc);
 	}
 	return pc->firstlineno;
 }
@@ -308,7 +320,7 @@ static int32_t locations_line(const struct pycode *pc, uint32_t instr)
 {
 	const uint8_t *p = pc->lines, *end = p + pc->nlines;
 	uint32_t unit = instr / 2, at = 0;
-	int32_t line = pc->firstlineno;
+	int64_t line = pc->firstlineno;
 
 	while (p < end) {
 		uint8_t b = *p++;
@@ -318,12 +330,13 @@ static int32_t locations_line(const struct pycode *pc, uint32_t instr)
 			break;	/* not the start of an entry */
 		if (form == 13 || form == 14) {
 			uint32_t v = varint(&p, end);
-			line += (v & 1) ? -(int32_t)(v >> 1) : (int32_t)(v >> 1);
+			line += (v & 1) ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
 		} else if (form >= 10 && form <= 12) {
-			line += (int32_t)form - 10;
+			line += (int64_t)form - 10;
 		}
 		if (unit < at + len)
-			return form == 15 ? pc->firstlineno : line;
+			return form == 15 ? pc->firstlineno :
+					    line_or_first(line, pc);
 		at += len;
 		while (p < end && !(*p & 0x80))
 			p++;
