@@ -292,6 +292,11 @@ void heap_close(void);
 void java_open(const struct capture_config *cfg);
 void java_drain(void);
 void java_stop(void);
+/* The agent's records in buf taken as java_drain takes them, as those
+ * of a JVM of pid 1 (the fuzz target's way in): *taken = the bytes of
+ * whole records; 1 at an END record, -1 with err on bad input. */
+int java_records(const uint8_t *buf, size_t len, bool live, size_t *taken,
+		 char *err, size_t errlen);
 
 extern volatile int capture_stop;
 

@@ -357,15 +357,17 @@ static void take_free(struct jvm *j, const struct jvmagent_free *f)
 	output_queue_sample(&s);
 }
 
-/* The whole records in j->buf; 1 at END, -1 with err on bad input. */
-static int take_records(struct jvm *j, char *err, size_t errlen)
+/* The whole records in buf, what j's agent sent from byte j->offset on,
+ * taken; *taken = their bytes. 1 at END, -1 with err on bad input. */
+static int parse_records(struct jvm *j, const uint8_t *buf, size_t len,
+			 size_t *taken, char *err, size_t errlen)
 {
 	size_t at = 0;
 	int rc = 0;
 
-	while (!rc && j->len - at >= sizeof(struct jvmagent_head)) {
+	while (!rc && len - at >= sizeof(struct jvmagent_head)) {
 		struct jvmagent_head h;
-		const uint8_t *rec = j->buf + at;
+		const uint8_t *rec = buf + at;
 
 		memcpy(&h, rec, sizeof(h));
 		size_t want = h.type == JVMAGENT_ALLOC ? sizeof(struct jvmagent_alloc)
@@ -381,7 +383,7 @@ static int take_records(struct jvm *j, char *err, size_t errlen)
 				      h.type, h.len);
 			break;
 		}
-		if (j->len - at < h.len)
+		if (len - at < h.len)
 			break;	/* the rest comes later */
 		if (h.type == JVMAGENT_ALLOC) {
 			char why[160];
@@ -406,6 +408,24 @@ static int take_records(struct jvm *j, char *err, size_t errlen)
 		}
 		at += h.len;
 	}
+	*taken = at;
+	return rc;
+}
+
+int java_records(const uint8_t *buf, size_t len, bool live, size_t *taken,
+		 char *err, size_t errlen)
+{
+	struct jvm j = { .pid = 1, .nspid = 1, .live = live, .fd = -1 };
+
+	return parse_records(&j, buf, len, taken, err, errlen);
+}
+
+/* The whole records in j->buf; 1 at END, -1 with err on bad input. */
+static int take_records(struct jvm *j, char *err, size_t errlen)
+{
+	size_t at;
+	int rc = parse_records(j, j->buf, j->len, &at, err, errlen);
+
 	memmove(j->buf, j->buf + at, j->len - at);
 	j->len -= at;
 	j->offset += at;

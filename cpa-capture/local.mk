@@ -60,6 +60,18 @@ tests_unit_capture_test_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 tests_unit_capture_test_LDADD = lib/libcpa.a $(LIBBPF_LIBS) $(LIBELF_LIBS)
 TESTS += tests/unit/capture_test
 
+# Fuzz target: what a JVM's agent sends (java.c's reader of lib/jvmagent.h
+# records); `make check` replays its corpus (tests/bats/fuzz.bats).
+FUZZ_TARGETS += capture_java
+FUZZ_EXTRA_capture_java = cpa-capture/java.c
+FUZZ_CFLAGS_capture_java = -I$(top_builddir) -DCPA_PKGLIBDIR='"$(pkglibdir)"'
+check_PROGRAMS += tests/fuzz/capture_java_replay
+tests_fuzz_capture_java_replay_SOURCES = tests/fuzz/capture_java_fuzz.c \
+	tests/fuzz/replay.c cpa-capture/java.c
+tests_fuzz_capture_java_replay_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DCPA_PKGLIBDIR='"$(pkglibdir)"'
+tests_fuzz_capture_java_replay_LDADD = lib/libcpa.a $(M_LIBS)
+
 # --mem: memory by allocating stack, against a workload that maps and
 # touches known numbers of bytes from known functions.
 TESTS += tests/bats/mem-capture.bats
