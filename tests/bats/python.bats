@@ -56,6 +56,16 @@ unwound() {
 	[ -f "$1" ] && awk -F= -v n="$2" '$1 == "samples" && $2 >= n { ok = 1 } END { exit !ok }' "$1"
 }
 
+# caught_up: cpa-unwind has named all but the last two seconds' samples
+# of what the capture wrote so far (its stats are written every second)
+caught_up() {
+	local n
+	n=$("$CPA_BUILDDIR/tests/tools/cpa-dump" < "$T/all.cpa" 2>/dev/null |
+		awk '$1 == "raw" { n++ } END { print n + 0 }')
+	[ "$n" -ge 100 ] || return 1
+	unwound "$T/all.stats" $(( n - 800 ))
+}
+
 # Roles: every supported interpreter runs "chain"; Debian's and the
 # oldest other supported version (not 3.11, Debian's; before 3.11 the
 # frames are frame objects, threads named by pthread_t) run every
@@ -132,8 +142,8 @@ setup_file() {
 	local life=()
 	for i in $(cat "$T/full"); do
 		py=$(cat "$T/py$i.name")
-		launch "py$i-exit" "$py" "$PYWL" chain 6
-		launch "py$i-exec" "$py" "$PYWL" exec 8
+		launch "py$i-exit" "$py" "$PYWL" chain 12
+		launch "py$i-exec" "$py" "$PYWL" exec 14
 		life+=("py$i-exit" "py$i-exec")
 	done
 	for m in "${names[@]}" "${life[@]}"; do
@@ -144,7 +154,7 @@ setup_file() {
 	# one live pipeline: cpa-unwind reads code objects while their
 	# processes live, and the stream is kept for its meta records
 	mkfifo "$T/cap.pipe" "$T/unwind.pipe"
-	cpa-unwind --folded --labels pid,tid --stats-file "$T/all.stats" \
+	cpa-unwind --folded --labels pid,tid --load-wait 10s --stats-file "$T/all.stats" \
 		--stats-interval 1s < "$T/unwind.pipe" > "$T/all.folded" 3>&- &
 	echo $! > "$T/all.upid"
 	tee "$T/all.cpa" < "$T/cap.pipe" > "$T/unwind.pipe" 3>&- &
@@ -160,7 +170,7 @@ setup_file() {
 	# the processes that exit and exec go once cpa-unwind has caught up
 	# with the others' samples: a cold start (kallsyms, each
 	# interpreter's CFI) takes seconds on a busy host, longer under ASan
-	wait_for 120 unwound "$T/all.stats" 100
+	wait_for 120 caught_up
 	for m in "${life[@]}"; do
 		kill -USR1 "$(pidof_wl "$m")"
 	done
