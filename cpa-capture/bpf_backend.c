@@ -164,7 +164,7 @@ static int on_event(void *ctx, void *data, size_t size)
  * on every CPU (the reader drains every 250 ms and is woken when the ring
  * is half full). Probes and scheduler events come in bursts that no
  * reader keeps up with (a loop of 1000 write()s takes a millisecond), so
- * those modes get room for a burst: 32 MiB holds 1250 probe hits with
+ * those modes get room for a burst: 64 MiB holds 2500 probe hits with
  * 16 KiB snapshots (a record has room for 16 KiB, rounded up to a power
  * of two, and the copy's slack: the program writes it in place).
  */
@@ -182,8 +182,8 @@ static uint32_t ringbuf_size(void)
 	if (cfg->ringbuf_size)
 		return (uint32_t)cfg->ringbuf_size;
 
-	if (cfg->n_probes && want < (32u << 20))
-		want = 32u << 20;
+	if (cfg->n_probes && want < (64u << 20))
+		want = 64u << 20;
 	if (cfg->offcpu && want < (16u << 20))
 		want = 16u << 20;
 	/* a page fault burst sends a sample per page */
