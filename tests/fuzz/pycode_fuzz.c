@@ -22,6 +22,9 @@ static const uint16_t versions[] = { 0x0309, 0x030a, 0x030b, 0x030c, 0x030d };
 static const uint8_t formats[] = { CPA_PY_LNOTAB, CPA_PY_LINETABLE,
 				   CPA_PY_LOCATIONS };
 
+/* The bytes from the table on as a str object: read_str reads
+ * PYSTR_HEADER bytes whatever the object's size (a short 3.12 one ends
+ * before), so fewer bytes are no str. */
 static void str_of(const struct cpa_py_offsets *o, const uint8_t *data,
 		   size_t size)
 {
