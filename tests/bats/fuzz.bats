@@ -31,5 +31,5 @@ replays() {
 		replays "$c"
 		n=$(( n + 1 ))
 	done
-	[ "$n" -ge 7 ]
+	[ "$n" -ge 11 ]
 }
