@@ -152,9 +152,13 @@ setup_file() {
 	local pids
 	pids=$(for m in "${names[@]}" "${life[@]}"; do pidof_wl "$m"; done | paste -sd,)
 	# one live pipeline: cpa-unwind reads code objects while their
-	# processes live, and the stream is kept for its meta records
+	# processes live, and the stream is kept for its meta records. The
+	# dozen spinning workloads would starve it of CPU on two cores (the
+	# sanitized build most), and a process gone before cpa-unwind gets
+	# to its samples cannot be read: it runs ahead of them, as a
+	# profiler on a busy host should be set to.
 	mkfifo "$T/cap.pipe" "$T/unwind.pipe"
-	cpa-unwind --folded --labels pid,tid --load-wait 10s --stats-file "$T/all.stats" \
+	nice -n -10 cpa-unwind --folded --labels pid,tid --load-wait 10s --stats-file "$T/all.stats" \
 		--stats-interval 1s < "$T/unwind.pipe" > "$T/all.folded" 3>&- &
 	echo $! > "$T/all.upid"
 	tee "$T/all.cpa" < "$T/cap.pipe" > "$T/unwind.pipe" 3>&- &
