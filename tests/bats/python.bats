@@ -153,19 +153,19 @@ setup_file() {
 	pids=$(for m in "${names[@]}" "${life[@]}"; do pidof_wl "$m"; done | paste -sd,)
 	# one live pipeline: cpa-unwind reads code objects while their
 	# processes live, and the stream is kept for its meta records. The
-	# dozen spinning workloads would starve it of CPU on two cores (the
-	# sanitized build most), and a process gone before cpa-unwind gets
-	# to its samples cannot be read: it runs ahead of them, as a
-	# profiler on a busy host should be set to.
+	# dozen spinning workloads would starve the pipeline of CPU on two
+	# cores (the sanitized build most), and a process gone before
+	# cpa-unwind gets to its samples cannot be read: it runs ahead of
+	# them, as a profiler on a busy host should be set to.
 	mkfifo "$T/cap.pipe" "$T/unwind.pipe"
 	nice -n -10 cpa-unwind --folded --labels pid,tid --load-wait 10s --stats-file "$T/all.stats" \
 		--stats-interval 1s < "$T/unwind.pipe" > "$T/all.folded" 3>&- &
 	echo $! > "$T/all.upid"
-	tee "$T/all.cpa" < "$T/cap.pipe" > "$T/unwind.pipe" 3>&- &
+	nice -n -10 tee "$T/all.cpa" < "$T/cap.pipe" > "$T/unwind.pipe" 3>&- &
 	echo $! > "$T/all.tpid"
 	# blocked intervals only: on a busy machine every preemption of the
 	# spinning workloads would be a runqueue sample to unwind
-	cpa-capture --freq 199 --offcpu --offcpu-phase blocked --pid "$pids" > "$T/cap.pipe" 2> "$T/all.err" 3>&- &
+	nice -n -10 cpa-capture --freq 99 --offcpu --offcpu-phase blocked --pid "$pids" > "$T/cap.pipe" 2> "$T/all.err" 3>&- &
 	echo $! > "$T/all.cpid"
 	wait_for 60 cap_attached all
 	for m in "${names[@]}"; do
