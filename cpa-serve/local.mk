@@ -19,14 +19,14 @@ cpa_serve_cpa_serve_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JSONC_CFLAGS) -pthread
 cpa_serve_cpa_serve_LDADD = lib/libcpa.a $(MHD_LIBS) $(JSONC_LIBS) -lpthread
 dist_man1_MANS += docs/man/cpa-serve.1
 
-# Jobs, errors, restarts, history and the API document's examples, over
-# HTTP with curl and jq, real BPF as root. The load test (serve-load-long)
-# is in check-long: even a short one would not fit make check's budget.
+# Jobs, errors, history and the API document's examples, over HTTP with
+# curl and jq, real BPF as root. The load test (serve-load-long) and the
+# restart tests (serve-restart: the server killed and started again) are
+# in check-long: they would not fit make check's budget.
 TESTS += tests/bats/serve.bats tests/bats/serve-errors.bats \
-	tests/bats/serve-restart.bats tests/bats/serve-history.bats \
-	tests/bats/serve-api.bats
+	tests/bats/serve-history.bats tests/bats/serve-api.bats
 dist_check_DATA += tests/bats/serve_helper.bash tests/bats/serve_load.bash
-EXTRA_DIST += tests/bats/serve-load-long.bats
+EXTRA_DIST += tests/bats/serve-load-long.bats tests/bats/serve-restart.bats
 EXTRA_DIST += docs/api.md
 
 # Fuzz target: the job body parser (tests/fuzz/serve_spec_fuzz.c).

@@ -44,7 +44,7 @@ check_PROGRAMS += tests/tools/mkstream
 tests_tools_mkstream_SOURCES = tests/tools/mkstream.c
 tests_tools_mkstream_LDADD = $(UNIT_LDADD)
 
-dist_check_DATA += tests/bats/helper.bash
+dist_check_DATA += tests/bats/helper.bash tests/bats/monitor_helper.bash
 
 # The bats lint: rejects shapes of test code that can never fail a test
 # (tests/lint-bats says which), and its own test with bad examples.
@@ -98,8 +98,9 @@ CLEANFILES += tests/fuzz/*_fuzz
 
 # Soak and long fault tests: minutes each, so not in `make check`.
 LONG_TESTS = tests/bats/unwind-soak.bats tests/bats/store-soak.bats \
-	tests/bats/monitor-soak.bats tests/bats/serve-load-long.bats
-EXTRA_DIST += tests/bats/monitor-soak.bats
+	tests/bats/monitor-soak.bats tests/bats/monitor-faults.bats \
+	tests/bats/serve-load-long.bats tests/bats/serve-restart.bats
+EXTRA_DIST += tests/bats/monitor-soak.bats tests/bats/monitor-faults.bats
 check-long: all $(check_PROGRAMS)
 	$(AM_TESTS_ENVIRONMENT) $(BATS) $(addprefix $(srcdir)/,$(LONG_TESTS))
 .PHONY: check-long

@@ -1,62 +1,11 @@
 #!/usr/bin/env bats
 # `cpa monitor` and `cpa status`: the resident pipeline under supervision,
-# its watchdog, its documented examples and CPA's monitor options, on real
-# BPF capture. `cpa show` is in cpa-show.bats and cpa-compat.bats.
+# its documented examples and CPA's monitor options, on real BPF capture.
+# Its fault handling (a stage killed or hung, the watchdog) is in
+# monitor-faults.bats, run by `make check-long`; `cpa show` is in
+# cpa-show.bats and cpa-compat.bats.
 load helper
-
-setup() {
-	T=$BATS_TEST_TMPDIR
-	export CPA_RUN_DIR=$T/run CPA_CONFIG=$T/none.conf CPA_STATS_INTERVAL=1s
-	STORE=$T/store
-}
-
-teardown() {
-	[ -n "${MON:-}" ] && kill -TERM "$MON" 2>/dev/null && wait "$MON" 2>/dev/null
-	kill_workloads
-}
-
-stage_pid() { sed -n "s/^$1=//p" "$CPA_RUN_DIR/stages" 2>/dev/null; }
-restarts() { sed -n 's/^restarts=//p' "$CPA_RUN_DIR/stages" 2>/dev/null; }
-restarted_once() { [ "$(restarts)" = 1 ]; }
-# stage_args STAGE: the command line of the stage, once it runs the tool.
-stage_runs() { tr '\0' ' ' <"/proc/$(stage_pid "$1")/cmdline" | grep "cpa-$1 " >/dev/null; }
-stage_args() {
-	wait_for 10 stage_runs "$1" >&2
-	tr '\0' ' ' <"/proc/$(stage_pid "$1")/cmdline"
-}
-# reported STAGE SECONDS: the stage's statistics, written by its current
-# process, say it has run SECONDS.
-reported() {
-	local f=$CPA_RUN_DIR/$1.stats
-	[ -f "$CPA_RUN_DIR/store/$1.stats" ] && f=$CPA_RUN_DIR/store/$1.stats
-	[ "$(sed -n 's/^pid=//p' "$f" 2>/dev/null)" = "$(stage_pid "$1")" ] &&
-		awk -F= -v s="$2" '/^uptime_s=/ { ok = $2 >= s } END { exit !ok }' "$f"
-}
-store_has() { cpa-query --dir "$STORE" --from "$1" --to now 2>/dev/null | grep "$2" >/dev/null; }
-windows_stored() { cpa-query --dir "$STORE" --list 2>/dev/null | awk '$1 ~ /^\// && $(NF-2) > 0 { ok = 1 } END { exit !ok }'; }
-
-start_monitor() {
-	cpa monitor --dir "$STORE" --flush 1s "$@" 2>"$T/monitor.err" 3>&- &
-	MON=$!
-	wait_for 20 test -s "$CPA_RUN_DIR/stages"
-}
-
-@test "monitor: kill -9 of the unwind stage is survived; data after the restart is stored" {
-	require_bpf
-	start_monitor
-	wait_for 30 windows_stored
-	old=$(stage_pid unwind)
-	kill -9 "$old"
-	wait_for 30 restarted_once
-	[ "$(stage_pid unwind)" != "$old" ]
-	grep -q 'unwind stage ended' "$T/monitor.err"
-	after=$(date +%s)
-	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 30
-	wait_for 40 store_has "@$after" '^chain_fp;.*hot_leaf'
-	kill -TERM "$MON"
-	wait "$MON"
-	MON=""
-}
+load monitor_helper
 
 @test "monitor: SIGTERM stops it cleanly with the last window stored" {
 	require_bpf
@@ -239,40 +188,4 @@ start_monitor() {
 	run cpa monitor --format svg
 	[ "$status" -eq 2 ]
 	[[ "${lines[0]}" == "cpa: -o, --output, --output_prof, --format and --title need --oneshot" ]]
-}
-
-@test "watchdog: a stopped unwind stage is found hung; the pipeline restarts, counted, and samples flow again" {
-	require_bpf
-	start_monitor --stats-interval 1s --watchdog 3
-	wait_for 30 windows_stored || { grep -v 'stats:' "$T/monitor.err"; false; }
-	wait_for 20 reported unwind 1
-	old=$(stage_pid unwind)
-	kill -STOP "$old"
-	wait_for 30 restarted_once
-	grep -q "unwind stage hung: no statistics for [0-9]*s (pid $old); restarting the pipeline" "$T/monitor.err"
-	[ "$(sed -n 's/^hung=//p' "$CPA_RUN_DIR/stages")" = 1 ]
-	[ "$(stage_pid unwind)" != "$old" ]
-	run ! kill -0 "$old"
-	run cpa status
-	[ "$status" -eq 0 ]
-	[[ "${lines[0]}" == *"pipeline restarts 1 (1 for a hung stage)" ]]
-	after=$(date +%s)
-	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 30
-	wait_for 40 store_has "@$after" '^chain_fp;.*hot_leaf'
-	[ "$(restarts)" = 1 ]
-}
-
-@test "watchdog: an idle but healthy pipeline is not restarted" {
-	require_bpf
-	# Capture only a process that sleeps: no samples reach unwind or store.
-	sleep 120 3>&- &
-	WL_BG_PIDS="${WL_BG_PIDS:-} $!"
-	start_monitor --pid $! --stats-interval 1s --watchdog 2
-	# Ten intervals, each stage reporting throughout: five times the
-	# watchdog's limit.
-	for stage in capture unwind store; do
-		wait_for 40 reported "$stage" 10
-	done
-	[ "$(restarts)" = 0 ]
-	run ! grep -q 'hung' "$T/monitor.err"
 }
