@@ -14,7 +14,7 @@ JDK25=/usr/lib/jvm/temurin-25-jdk-amd64
 CHAIN='cpatest.JavaChain.lambda$main$0_[j];cpatest.JavaChain.run_[j];cpatest.JavaChain.levelA_[j];cpatest.JavaChain.levelB_[j];cpatest.JavaChain.hotLeaf_[j]'
 
 # jvm_start NAME JDK FLAGS...: a JavaChain spinner in the background; its
-# pid on the host in NAME.pid. jvm NAME...: the same, waited for.
+# pid on the host in NAME.pid. jvm_ready NAME: waits for it to say so.
 jvm_start() {
 	local name=$1 jdk=$2
 	shift 2
@@ -26,11 +26,6 @@ jvm_start() {
 
 jvm_ready() {
 	wait_for 60 grep -q '^ready ' "$T/$1.out"
-}
-
-jvm() {
-	jvm_start "$@"
-	jvm_ready "$1"
 }
 
 capture_attached() {
@@ -93,17 +88,24 @@ setup_file() {
 	"$JDK17/bin/javac" --release 17 -d "$T/cls" \
 		"$CPA_SRCDIR/tests/workloads/JavaChain.java"
 
-	jvm before17 "$JDK17" -XX:+PreserveFramePointer
-	[ -x "$JDK25/bin/java" ] && jvm before25 "$JDK25" -XX:+PreserveFramePointer
-	jvm noflag "$JDK17"
-	jvm xint "$JDK17" -Xint
+	# started together, waited for together: a JVM's start is mostly
+	# waiting on its own threads
+	local n
+	jvm_start before17 "$JDK17" -XX:+PreserveFramePointer
+	[ -x "$JDK25/bin/java" ] && jvm_start before25 "$JDK25" -XX:+PreserveFramePointer
+	jvm_start noflag "$JDK17"
+	jvm_start xint "$JDK17" -Xint
+	[ -x "$JDK25/bin/java" ] && jvm_start xint25 "$JDK25" -Xint
+	jvm_start refuse "$JDK17" -XX:+DisableAttachMechanism
+	jvm_start gone "$JDK17" -XX:+DisableAttachMechanism
+	for n in before17 before25 noflag xint xint25 refuse gone; do
+		[ -e "$T/$n.pid" ] || continue
+		jvm_ready "$n"
+	done
 	# its map written by another tool before cpa sees it: cpa must still
 	# ask it once, for the layout that names its interpreted frames
 	"$JDK17/bin/jcmd" "$(cat "$T/xint.pid")" Compiler.perfmap > /dev/null
-	[ -x "$JDK25/bin/java" ] && jvm xint25 "$JDK25" -Xint
-	jvm refuse "$JDK17" -XX:+DisableAttachMechanism
 	stale_map "$(cat "$T/refuse.pid")"
-	jvm gone "$JDK17" -XX:+DisableAttachMechanism
 	# in its own mount and pid namespaces, with a /tmp of its own: pid 1
 	# there, its attach files and map only inside
 	mkdir "$T/nstmp"
