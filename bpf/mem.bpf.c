@@ -30,6 +30,7 @@
 #include "ustack.bpf.h"
 
 #define PAGE_BYTES 4096ull
+#define MIGRATE_MOVABLE_TYPE 1	/* enum migratetype's MIGRATE_MOVABLE */
 #define PAGE_ALIGN_UP(x) (((x) + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1))
 #define IS_ERR_VALUE(x) ((unsigned long)(x) >= (unsigned long)-4095)
 
@@ -291,13 +292,18 @@ static __always_inline bool in_marked_fault(void)
 }
 
 SEC("raw_tp/mm_page_alloc")
-int BPF_PROG(page_alloc, struct page *page, unsigned int order)
+int BPF_PROG(page_alloc, struct page *page, unsigned int order,
+	     unsigned int gfp, int migratetype)
 {
 	__u64 bytes = PAGE_BYTES << (order & 31), key = (__u64)page;
 	struct mem_page st;
 	__u16 flags = 0;
 
-	if (!in_marked_fault())
+	/* The process's own pages, anonymous or file, are movable; what
+	 * else the fault allocates is the kernel's (page tables, freed an
+	 * RCU grace period after the process is gone; slab pages, kept by
+	 * the slab) and would stay charged to the stack. */
+	if (migratetype != MIGRATE_MOVABLE_TYPE || !in_marked_fault())
 		return 0;
 	if (mem_probability < 100) {
 		if (bpf_get_prandom_u32() % 100 >= mem_probability)
