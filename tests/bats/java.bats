@@ -51,7 +51,10 @@ sampled_enough() {
 		[ -e "$T/$n.pid" ] || continue
 		[ "$(spin_ticks "$n")" -ge 60 ] || return 1
 	done
-	[ "$(date +%s)" -ge $(( $(cat "$T/attached.time") + 7 )) ]
+	[ "$(date +%s)" -ge $(( $(cat "$T/attached.time") + 7 )) ] || return 1
+	# the refusing JVM given up on (its listener waited for 5 s), before
+	# the capture stops and cancels what is under way
+	grep -q "pid $(cat "$T/refuse.pid"): Java perf map: no attach listener" "$T/unwind.err"
 }
 
 # A JVM without an attach listener, killed as soon as cpa-unwind's
