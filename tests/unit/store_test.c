@@ -11,9 +11,29 @@
 
 #define S 1000000000ull
 
+/* CRC-32 a bit at a time, as the polynomial defines it. */
+static uint32_t crc32_bitwise(const uint8_t *p, size_t len)
+{
+	uint32_t c = 0xffffffffu;
+	while (len--) {
+		c ^= *p++;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+	}
+	return c ^ 0xffffffffu;
+}
+
 static void test_codec(void)
 {
 	CHECK(cpa_store_crc32("123456789", 9) == 0xcbf43926u);
+	/* eight bytes a step, from any alignment, and the bytes left over */
+	uint8_t buf[1031];
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 131 + (i >> 3));
+	for (size_t at = 0; at < 8; at++)
+		for (size_t len = 0; len + at <= sizeof(buf); len += 97)
+			CHECK(cpa_store_crc32(buf + at, len) ==
+			      crc32_bitwise(buf + at, len));
 
 	uint8_t h[CPA_STORE_FILE_HEADER];
 	uint16_t maj, min;
