@@ -12,16 +12,11 @@ void qmap_init(struct qmap *m)
 	cpa_htab_init(&m->index, 256);
 }
 
-static uint64_t key_hash(uint64_t a, uint64_t b)
-{
-	return cpa_hash_u64(a * 0x9e3779b97f4a7c15ull ^ b);
-}
-
-/* The entry of (a, b), or NULL with pr where to add it. */
+/* The entry of (a, b) of hash h, or NULL with pr where to add it. */
 static struct qmap_entry *find(const struct qmap *m, uint64_t a, uint64_t b,
-			       struct cpa_htab_probe *pr)
+			       uint64_t h, struct cpa_htab_probe *pr)
 {
-	for (uint32_t id = cpa_htab_first(&m->index, key_hash(a, b), pr); id;
+	for (uint32_t id = cpa_htab_first(&m->index, h, pr); id;
 	     id = cpa_htab_next(&m->index, pr)) {
 		struct qmap_entry *e = &m->e[id - 1];
 		if (e->a == a && e->b == b)
@@ -30,10 +25,10 @@ static struct qmap_entry *find(const struct qmap *m, uint64_t a, uint64_t b,
 	return NULL;
 }
 
-size_t qmap_slot(struct qmap *m, uint64_t a, uint64_t b)
+static size_t slot_hashed(struct qmap *m, uint64_t a, uint64_t b, uint64_t h)
 {
 	struct cpa_htab_probe pr;
-	struct qmap_entry *e = find(m, a, b, &pr);
+	struct qmap_entry *e = find(m, a, b, h, &pr);
 
 	if (e)
 		return (size_t)(e - m->e);
@@ -41,6 +36,18 @@ size_t qmap_slot(struct qmap *m, uint64_t a, uint64_t b)
 	m->e[m->n++] = (struct qmap_entry){a, b, 0};
 	cpa_htab_add(&m->index, &pr, (uint32_t)m->n);
 	return m->n - 1;
+}
+
+size_t qmap_slot(struct qmap *m, uint64_t a, uint64_t b)
+{
+	return slot_hashed(m, a, b, qmap_hash(a, b));
+}
+
+void qmap_add_hashed(struct qmap *m, uint64_t a, uint64_t b, uint64_t h,
+		     uint64_t v)
+{
+	size_t i = slot_hashed(m, a, b, h);	/* may move m->e */
+	m->e[i].v += v;
 }
 
 void qmap_add(struct qmap *m, uint64_t a, uint64_t b, uint64_t v)
@@ -52,7 +59,7 @@ void qmap_add(struct qmap *m, uint64_t a, uint64_t b, uint64_t v)
 uint64_t qmap_get(const struct qmap *m, uint64_t a, uint64_t b)
 {
 	struct cpa_htab_probe pr;
-	const struct qmap_entry *e = find(m, a, b, &pr);
+	const struct qmap_entry *e = find(m, a, b, qmap_hash(a, b), &pr);
 
 	return e ? e->v : 0;
 }

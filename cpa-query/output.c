@@ -166,7 +166,7 @@ void fold_sink_init(struct fold_sink *s, const struct cpa_labels *labels,
 		    uint64_t split_ns)
 {
 	memset(s, 0, sizeof(*s));
-	s->k = (struct sink){fold_begin, fold_entry, fold_end};
+	s->k = (struct sink){fold_begin, fold_entry, fold_end, NULL};
 	s->labels = labels;
 	s->split_ns = split_ns;
 	qmap_init(&s->seg);
@@ -525,25 +525,16 @@ static uint32_t out_labelset(struct stream_sink *s, uint32_t lsid)
 	return *slot;
 }
 
-static void agg_entry(struct stream_sink *s, uint64_t start, uint32_t lsid,
-		      uint32_t stack, uint64_t weight)
+static uint64_t group_of(const struct stream_sink *s, uint64_t start)
 {
-	uint64_t group = start < s->origin ? start
-			 : start - (start - s->origin) % s->every_ns;
-	uint32_t id = out_labelset(s, lsid);
-	/* windows come in time order per store: a group is written once
-	 * the next begins */
-	if (group != s->group && s->agg.n)
-		agg_flush(s);
-	s->group = group;
-	qmap_add(&s->agg, group, (uint64_t)id << 32 | stack, weight);
+	return start < s->origin ? start
+	       : start - (start - s->origin) % s->every_ns;
 }
 
-static void stream_entry(struct sink *k, unsigned column, uint64_t start,
-			 uint32_t lsid, uint32_t stack, uint64_t weight)
+/* The output stack of a segment's stack: as it is, its kernel frames, its
+ * side, or with --prune a path written only once it is cut. */
+static uint32_t out_stack(struct stream_sink *s, uint32_t stack)
 {
-	struct stream_sink *s = stream_of(k);
-	const struct cpa_store_labelset *ls = &s->d->labelsets[lsid];
 	uint32_t *slot = map_slot(&s->stk_map, &s->stk_n, stack);
 	if (!*slot && s->side) {
 		*slot = side_stack(s, stack);
@@ -562,15 +553,64 @@ static void stream_entry(struct sink *k, unsigned column, uint64_t start,
 				 : cpa_symw_stack(&s->w, ids, n);
 		free(ids);
 	}
-	if (s->every_ns) {
-		agg_entry(s, start, lsid, *slot, weight);
+	return *slot;
+}
+
+/* How many adds ahead of the one made the batch hints its entry: about
+ * the misses a core keeps in flight. */
+#define AGG_AHEAD 8
+
+/*
+ * A window's entries summed into their group. A day of a busy host sums
+ * into millions of (label set, stack) pairs, a table far larger than the
+ * caches, where each add would wait for its misses one after another:
+ * the window's keys are hashed and their slots fetched first. The output
+ * is what adding entry by entry gives, strings and samples in the same
+ * order.
+ */
+static void agg_window(struct sink *k, unsigned column, uint64_t start,
+		       const struct cpa_store_entry *e, uint32_t n)
+{
+	struct stream_sink *s = stream_of(k);
+	uint64_t group = group_of(s, start);
+	(void)column;
+	CPA_GROW(s->batch, s->batch_cap, n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t stack = out_stack(s, e[i].stack);
+		uint64_t b = (uint64_t)out_labelset(s, e[i].labelset) << 32 |
+			     stack;
+		/* windows come in time order per store: a group is
+		 * written once the next begins */
+		if (!i && group != s->group && s->agg.n)
+			agg_flush(s);
+		s->group = group;
+		s->batch[i] = (struct agg_add){ b, qmap_hash(group, b) };
+		qmap_prefetch_slot(&s->agg, s->batch[i].h);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (i + AGG_AHEAD < n)
+			qmap_prefetch_entry(&s->agg, s->batch[i + AGG_AHEAD].h);
+		qmap_add_hashed(&s->agg, group, s->batch[i].b, s->batch[i].h,
+				e[i].weight);
+	}
+}
+
+static void stream_entry(struct sink *k, unsigned column, uint64_t start,
+			 uint32_t lsid, uint32_t stack, uint64_t weight)
+{
+	struct stream_sink *s = stream_of(k);
+	if (s->every_ns) {	/* scan_held's entries */
+		struct cpa_store_entry one = { lsid, stack, weight };
+		agg_window(k, column, start, &one, 1);
 		return;
 	}
+	const struct cpa_store_labelset *ls = &s->d->labelsets[lsid];
+	uint32_t id = out_stack(s, stack);
 	struct cpa_sample smp = {
 		.time_ns = start, .weight = weight,
 		.cgroup_id = ls->cgroup_id, .pid = ls->pid, .tid = ls->tid,
 		.cpu = ls->cpu, .kind = ls->kind, .flags = ls->flags,
-		.stack_id = *slot,
+		.stack_id = id,
 		.comm_id = out_string(s, ls->comm),
 		.thread_id = out_string(s, ls->thread),
 		.container_id = out_string(s, ls->container),
@@ -588,7 +628,7 @@ int stream_sink_init(struct stream_sink *s, int fd,
 		     const struct store_set *ss)
 {
 	memset(s, 0, sizeof(*s));
-	s->k = (struct sink){stream_begin, stream_entry, stream_end};
+	s->k = (struct sink){stream_begin, stream_entry, stream_end, NULL};
 	int r = cpa_symw_init(&s->w, fd);
 	if (r < 0)
 		return r;
@@ -612,6 +652,10 @@ void stream_sink_aggregate(struct stream_sink *s, uint64_t origin,
 {
 	s->origin = origin;
 	s->every_ns = every_ns;
+	/* CPA_QUERY_ENTRYWISE=1 adds entry by entry, the answer the batched
+	 * adds must give byte for byte (tests/bats/query.bats) */
+	const char *one = getenv("CPA_QUERY_ENTRYWISE");
+	s->k.window = one && *one && strcmp(one, "0") ? NULL : agg_window;
 	s->side = side;
 	s->keep = 0;
 	for (unsigned i = 0; i < labels->n; i++)
@@ -626,6 +670,7 @@ int stream_sink_finish(struct stream_sink *s)
 		agg_flush(s);
 		qmap_free(&s->agg);
 		cpa_stacktab_free(s->out_ls);
+		free(s->batch);
 	}
 	if (s->prune) {
 		qmap_free(&s->pruned);
@@ -690,7 +735,7 @@ static void top_end(struct sink *k, const struct cpa_segment_info *si,
 void top_sink_init(struct top_sink *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->k = (struct sink){top_begin, top_entry, top_end};
+	s->k = (struct sink){top_begin, top_entry, top_end, NULL};
 	qmap_init(&s->seg);
 	qmap_init(&s->net);
 	s->held = cpa_stacktab_new();

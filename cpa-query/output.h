@@ -71,6 +71,8 @@ struct stream_sink {
 					 * a kernel-only flame graph draws */
 	uint64_t group;			/* start of the group in agg */
 	struct qmap agg;		/* (group, out ls << 32 | stack) -> w */
+	struct agg_add { uint64_t b, h; } *batch;	/* a window's adds */
+	size_t batch_cap;
 	struct cpa_stacktab *out_ls;	/* label words of the output */
 	uint32_t *ls_map;		/* segment label set -> out_ls id */
 	size_t ls_n;

@@ -31,6 +31,9 @@
 /* One path of the group on its way down the tree. */
 struct cut {
 	uint32_t ls, path;	/* output label set, id in s->paths */
+	const uint32_t *f;	/* the path's frames, len of them */
+	uint32_t len;
+	uint16_t kind;
 	uint64_t w;
 	uint64_t node;		/* its node at the depth reached: the
 				 * level in the high word */
@@ -105,7 +108,9 @@ void prune_group(struct stream_sink *s)
 		total[kind] += e->v;
 		/* the callee view has the root labels at the leaves: its
 		 * tree starts at the kind, across label sets */
-		c[n++] = (struct cut){ ls, path, e->v,
+		uint32_t len;
+		const uint32_t *f = cpa_stacktab_get(s->paths, path, &len);
+		c[n++] = (struct cut){ ls, path, f, len, kind, e->v,
 				       s->callee ? (uint64_t)kind : ls, 0 };
 	}
 
@@ -116,9 +121,8 @@ void prune_group(struct stream_sink *s)
 		qmap_clear(&level);
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++) {
-			uint32_t len;
-			const uint32_t *f = cpa_stacktab_get(s->paths, c[i].path,
-							     &len);
+			const uint32_t *f = c[i].f;
+			uint32_t len = c[i].len;
 			if (len == depth) {	/* whole and wide enough */
 				emit(&p, c[i].ls, c[i].path, len, false, c[i].w);
 				continue;
@@ -131,7 +135,7 @@ void prune_group(struct stream_sink *s)
 		n = k;
 		k = 0;
 		for (size_t i = 0; i < n; i++) {
-			uint64_t t = total[kind_of(s, c[i].ls)];
+			uint64_t t = total[c[i].kind];
 			if ((double)level.e[c[i].slot].v * s->prune < (double)t) {
 				cut(&p, &c[i], depth);
 				continue;

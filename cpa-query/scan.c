@@ -89,6 +89,8 @@ struct walk {
 	struct sink *k;
 	struct scan_stats *st;
 	bool held;		/* scan_held: whole windows, netting kinds */
+	struct cpa_store_entry *pass;	/* for k->window: those that pass */
+	size_t cap_pass;
 };
 
 static int on_window(void *arg, uint64_t start, const struct cpa_store_entry *e,
@@ -116,16 +118,25 @@ static int on_window(void *arg, uint64_t start, const struct cpa_store_entry *e,
 		w->st->first_ns = start;
 	if (start + w->interval > w->st->last_ns)
 		w->st->last_ns = start + w->interval;
+	uint32_t np = 0;
+	bool filtering = w->f->any_label || w->f->any_frame;
+	if (w->k->window)
+		CPA_GROW(w->pass, w->cap_pass, n);
 	for (uint32_t i = 0; i < n; i++) {
-		if (!filter_entry(w->f, &w->cache, w->d, e[i].labelset,
-				  e[i].stack))
+		if (filtering && !filter_entry(w->f, &w->cache, w->d,
+					       e[i].labelset, e[i].stack))
 			continue;
 		w->st->entries++;
 		if (cpa_kind_nets(w->d->labelsets[e[i].labelset].kind))
 			w->st->nets = true;
-		w->k->entry(w->k, w->column, start, e[i].labelset, e[i].stack,
-			    e[i].weight);
+		if (w->k->window)
+			w->pass[np++] = e[i];
+		else
+			w->k->entry(w->k, w->column, start, e[i].labelset,
+				    e[i].stack, e[i].weight);
 	}
+	if (np)
+		w->k->window(w->k, w->column, start, w->pass, np);
 	return 0;
 }
 
@@ -169,6 +180,7 @@ static void scan(const struct store_set *ss, uint64_t from, uint64_t to,
 		}
 		k->end(k, si, &r.dict);
 		filter_cache_reset(&w.cache);
+		free(w.pass);
 		cpa_segment_reader_close(&r);
 	}
 }

@@ -36,6 +36,10 @@ struct sink {
 		      uint32_t ls, uint32_t stack, uint64_t weight);
 	void (*end)(struct sink *k, const struct cpa_segment_info *si,
 		    const struct cpa_store_dict *d);
+	/* Optional, in place of entry: the entries of one window that pass
+	 * the filters, all at once. */
+	void (*window)(struct sink *k, unsigned column, uint64_t start_ns,
+		       const struct cpa_store_entry *e, uint32_t n);
 };
 
 struct scan_stats {

@@ -258,6 +258,27 @@ pruned() {
 	[[ "$output" == *"--prune"* ]]
 }
 
+@test "query: stream sums added a window at a time are byte for byte those added entry by entry" {
+	set -o pipefail
+	# the gap, three segments, groups that cross segments; held kinds
+	# come through scan_held entry by entry in both
+	local args
+	for args in "--split-every 30s --labels comm,pid" \
+		"--split-every 50s --labels none --stacks side" \
+		"--split-every 7m --labels comm --prune 20" \
+		"--split-every 7m --labels comm,cpu --prune 20 --callee" \
+		"--split-every 1m --labels pid --stacks kernel --prune 8"; do
+		# shellcheck disable=SC2086
+		cpa-query --dir "$QS" --format stream $args >"$T/batched"
+		# shellcheck disable=SC2086
+		CPA_QUERY_ENTRYWISE=1 cpa-query --dir "$QS" --format stream \
+			$args >"$T/entrywise"
+		"$DUMP" <"$T/batched" >"$T/batched.dump"
+		grep -q '^end samples=[1-9]' "$T/batched.dump"
+		cmp "$T/batched" "$T/entrywise"
+	done
+}
+
 @test "query: --split writes one folded file per window, or per --split-every" {
 	cpa-query --dir "$QS" --from "@$((T0 + 58))" --to "@$((T0 + 62))" --split "$T/split"
 	run ls "$T/split"
