@@ -12,8 +12,11 @@
  * counted reason rather than a guessed frame.
  *
  * Memory is bounded by the caller's budget: the rows collected while
- * compiling are the whole cost (the table itself is smaller), and past the
- * budget the compilation stops and says so.
+ * compiling are the whole cost, and past the budget the compilation stops
+ * and says so. They are collected as the table's own 16-byte rows, their
+ * pc relative to the object's lowest load address, and sorted and merged
+ * where they lie: a compiler's or libLLVM's .eh_frame (a million rows)
+ * must not need a second copy of them, nor qsort's scratch, at its peak.
  */
 #include <dwarf.h>
 #include <gelf.h>
@@ -40,18 +43,21 @@
 #define LIBDW_FDE_MAX 1024		/* instruction bytes of one FDE */
 #define LIBDW_WORK_MAX (16u << 20)	/* per object */
 
-struct pc_row {
-	uint64_t pc;
-	struct cfi_row row;
-};
-
 struct row_vec {
-	struct pc_row *v;
+	struct cfi_row *v;	/* pc relative to base */
 	size_t n, cap;
 	size_t max;		/* rows the budget allows */
+	uint64_t base;		/* lowest load address of the object */
 	uint64_t libdw_work;	/* see LIBDW_WORK_MAX */
 	bool oom, over;
 };
+
+/* Whether [lo, hi] fits the table's 32-bit pcs; FDEs that do not cover
+ * no code of the object (its segments are within 4 GiB of base). */
+static bool in_range(const struct row_vec *rv, uint64_t lo, uint64_t hi)
+{
+	return lo >= rv->base && hi >= lo && hi - rv->base <= UINT32_MAX;
+}
 
 /* False once out of memory or budget; the compilation then stops. */
 static bool vec_push(struct row_vec *rv, uint64_t pc,
@@ -59,6 +65,10 @@ static bool vec_push(struct row_vec *rv, uint64_t pc,
 {
 	if (rv->oom || rv->over)
 		return false;
+	if (!in_range(rv, pc, pc)) {
+		rv->oom = true;	/* an engine emitted past its FDE */
+		return false;
+	}
 	if (rv->n == rv->cap) {
 		if (rv->n >= rv->max) {
 			rv->over = true;
@@ -76,8 +86,8 @@ static bool vec_push(struct row_vec *rv, uint64_t pc,
 		rv->v = nv;
 		rv->cap = cap;
 	}
-	rv->v[rv->n].pc = pc;
-	rv->v[rv->n].row = *row;
+	rv->v[rv->n] = *row;
+	rv->v[rv->n].pc = (uint32_t)(pc - rv->base);
 	rv->n++;
 	return true;
 }
@@ -407,6 +417,8 @@ static long compile_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 			continue;
 		if (range == 0 || lo == 0 || lo + range < lo)
 			continue;	/* discarded by the linker */
+		if (!in_range(rv, lo, lo + range))
+			continue;	/* outside the object */
 		fdes++;
 
 		uint64_t hi = lo + range;
@@ -444,15 +456,49 @@ static long compile_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 	return fdes;
 }
 
-static int cmp_pc(const void *a, const void *b)
+/* Row order: by pc; at one address a function's first row before the
+ * gap marker that ends the function below it; then by content, so that
+ * which of two FDEs claiming one address wins does not depend on the
+ * order of the sort. */
+static int cmp_row(const struct cfi_row *a, const struct cfi_row *b)
 {
-	const struct pc_row *ra = a, *rb = b;
-	if (ra->pc != rb->pc)
-		return ra->pc < rb->pc ? -1 : 1;
-	/* At one address a function's first row wins over the gap marker
-	 * that ends the function before it. */
-	return (ra->row.cfa_rule == CFI_CFA_NONE) -
-	       (rb->row.cfa_rule == CFI_CFA_NONE);
+	if (a->pc != b->pc)
+		return a->pc < b->pc ? -1 : 1;
+	int none = (a->cfa_rule == CFI_CFA_NONE) - (b->cfa_rule == CFI_CFA_NONE);
+	return none ? none : memcmp(a, b, sizeof(*a));
+}
+
+static void sift_down(struct cfi_row *v, size_t root, size_t n)
+{
+	for (size_t child; (child = 2 * root + 1) < n; root = child) {
+		if (child + 1 < n && cmp_row(&v[child], &v[child + 1]) < 0)
+			child++;
+		if (cmp_row(&v[root], &v[child]) >= 0)
+			return;
+		struct cfi_row t = v[root];
+		v[root] = v[child];
+		v[child] = t;
+	}
+}
+
+/* Heapsort: in place, where glibc's qsort allocates a copy of the array
+ * (tens of megabytes for a big object's rows). Skipped when the FDEs came
+ * in address order, as a linker usually writes them. */
+static void sort_rows(struct cfi_row *v, size_t n)
+{
+	size_t i = 1;
+	while (i < n && cmp_row(&v[i - 1], &v[i]) <= 0)
+		i++;
+	if (i >= n)
+		return;
+	for (i = n / 2; i-- > 0;)
+		sift_down(v, i, n);
+	for (i = n; i-- > 1;) {
+		struct cfi_row t = v[0];
+		v[0] = v[i];
+		v[i] = t;
+		sift_down(v, 0, i);
+	}
 }
 
 static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
@@ -463,53 +509,56 @@ static bool same_rule(const struct cfi_row *a, const struct cfi_row *b)
 	       a->flags == b->flags;
 }
 
-/*
- * Sorts, drops duplicates and merges runs of equal rules into t. The
- * table is written over the sorted rows it is made from (a cfi_row is
- * smaller than a pc_row, so row n never reaches row i >= n before it is
- * read), then shrunk: a big object's load never holds both at once,
- * which for a compiler's .eh_frame was tens of megabytes.
- */
-static int finish_table(struct row_vec *rv, struct cfi_table *t)
+/* Sorts, drops duplicates and merges runs of equal rules, in place, into
+ * t, then gives back what the merge freed. */
+static void finish_table(struct row_vec *rv, struct cfi_table *t)
 {
 	if (rv->n == 0)
-		return 0;
-	qsort(rv->v, rv->n, sizeof(*rv->v), cmp_pc);
-	uint64_t base = rv->v[0].pc, last = rv->v[rv->n - 1].pc;
-	if (last - base > UINT32_MAX)
-		return -1;
-	struct cfi_row *rows = (struct cfi_row *)(void *)rv->v, prev = { 0 };
-	uint64_t prev_pc = 0;
-	uint32_t n = 0;
+		return;
+	sort_rows(rv->v, rv->n);
+	struct cfi_row *rows = rv->v;
+	uint32_t last = rows[rv->n - 1].pc, n = 0;
 	for (size_t i = 0; i < rv->n; i++) {
-		struct pc_row cur;
-		memcpy(&cur, &rv->v[i], sizeof(cur));
-		if (i > 0 && cur.pc == prev_pc)
+		if (i > 0 && rows[i].pc == rows[i - 1].pc)
 			continue;
-		prev_pc = cur.pc;
-		if (n > 0 && same_rule(&prev, &cur.row))
+		if (n > 0 && same_rule(&rows[n - 1], &rows[i]))
 			continue;
-		prev = cur.row;
-		prev.pc = (uint32_t)(cur.pc - base);
-		memcpy(&rows[n++], &prev, sizeof(prev));
+		rows[n++] = rows[i];
 	}
 	struct cfi_row *shrunk = realloc(rows, n * sizeof(*rows));
 	t->rows = shrunk ? shrunk : rows;
 	rv->v = NULL;
-	t->base = base;
-	t->end = last;
+	t->base = rv->base;
+	t->end = rv->base + last;
 	t->n = n;
-	return 0;
 }
 
-/* Rows cost their pc_row while compiling, then a cfi_row in the table
- * allocated before the pc_rows are freed. */
-#define COMPILE_ROW_BYTES (sizeof(struct pc_row) + sizeof(struct cfi_row))
+/* The lowest address of elf's loadable segments, which the table's pcs
+ * are relative to; 0 for an object without (a relocatable file). */
+static uint64_t load_base(Elf *elf)
+{
+	size_t nph;
+	uint64_t base = UINT64_MAX;
+	if (elf_getphdrnum(elf, &nph) != 0)
+		return 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    ph.p_vaddr < base)
+			base = ph.p_vaddr;
+	}
+	return base == UINT64_MAX ? 0 : base;
+}
+
+/* What compiling costs per row: the row itself (the table is made in
+ * place). */
+#define COMPILE_ROW_BYTES sizeof(struct cfi_row)
 
 static int compile(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
 		   enum cfi_engine engine, size_t max_bytes)
 {
-	struct row_vec rv = { .max = max_bytes / COMPILE_ROW_BYTES };
+	struct row_vec rv = { .max = max_bytes / COMPILE_ROW_BYTES,
+			      .base = load_base(elf) };
 	GElf_Shdr shdr;
 	Elf_Scn *scn;
 	long fdes = 0;
@@ -559,8 +608,8 @@ static int compile(Elf *elf, Elf *dbg_elf, struct cfi_table *t,
 	}
 	if (rv.oom)
 		rc = -1;
-	else if (finish_table(&rv, t) < 0)
-		rc = -1;
+	else
+		finish_table(&rv, t);
 	t->fdes = fdes > 0 ? (uint32_t)fdes : 0;
 	free(rv.v);
 	return rc;
