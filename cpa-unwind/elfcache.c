@@ -202,8 +202,9 @@ struct elfcache *elfcache_new(uint64_t max_bytes, uint64_t max_object)
 		pthread_cond_init(&c->cond, &ca);
 		pthread_condattr_destroy(&ca);
 		c->max_bytes = max_bytes;
-		/* not capped by max_bytes: that is the LRU's target, which
-		 * an object bigger than the whole cache still passes through */
+		/* not capped by max_bytes when asked for: an object bigger
+		 * than the whole cache then passes through it (main.c makes
+		 * the default the cache's size) */
 		c->max_object = max_object;
 		c->dbg.dir = DEBUG_DIR_DEFAULT;
 	}

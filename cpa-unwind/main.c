@@ -104,7 +104,7 @@ static const struct argp_option options[] = {
 	  "Memory for ELF symbols and unwind tables (default 24M)", 0 },
 	{ "max-object", OPT_MAX_OBJECT, "SIZE", 0,
 	  "Memory one ELF object may cost; a bigger one is refused, its "
-	  "frames left unnamed (default 64M)", 0 },
+	  "frames left unnamed (default: the --max-cache size)", 0 },
 	{ "load-wait", OPT_LOAD_WAIT, "DURATION", 0,
 	  "Longest a sample waits for the ELF objects it needs to load; "
 	  "past it their frames are written module+offset until loaded "
@@ -271,7 +271,6 @@ int main(int argc, char **argv)
 			.mode = UNWIND_BEST,
 			.names = { .demangle = true },
 			.max_cache = 24ull << 20,
-			.max_object = 64ull << 20,
 			.load_wait_ns = LOAD_WAIT_LIVE,
 			.max_procs = 32768,
 			.max_allocs = 1u << 20,
@@ -299,6 +298,10 @@ int main(int argc, char **argv)
 	bool recording = fstat(fd, &in_st) == 0 && S_ISREG(in_st.st_mode);
 	if (!a.load_wait_set && recording)
 		a.u.load_wait_ns = LOAD_WAIT_FOREVER;
+	/* One object bigger than the whole cache would hold the cache past
+	 * its bound however much else it dropped. */
+	if (!a.u.max_object)
+		a.u.max_object = a.u.max_cache;
 	/* A recording's pids may be other processes by now. */
 	a.u.java_attach = a.java_attach < 0 ? !recording : a.java_attach;
 

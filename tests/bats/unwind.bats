@@ -319,12 +319,24 @@ teardown() {
 	run cpa-unwind --folded --stats "$T/ab.cpa"
 	# (each object loaded once, then found again for the second process)
 	grep -qE 'elf cache .*objects=([0-9]+) .*loads=\1 hits=[1-9]' <<<"$output"
-	run cpa-unwind --folded --stats --max-cache 1K "$T/ab.cpa"
+	# objects bigger than the whole cache, let through by --max-object
+	run cpa-unwind --folded --stats --max-cache 1K --max-object 64M "$T/ab.cpa"
 	[ "$status" -eq 0 ]
 	echo "$output"
 	[ "$(grep -c ";$CHAIN 1" <<<"$output")" -eq 4 ]
 	[ "$(grep -c ';compare;snap_leaf 1' <<<"$output")" -eq 4 ]
 	grep -q 'elf cache .*\(evictions\|unloads\)=[1-9]' <<<"$output"
+}
+
+@test "--max-object defaults to --max-cache: an object bigger than the whole cache is refused, counted" {
+	"$WL/selfsnap" --samples 4 >"$T/a.cpa"
+	run cpa-unwind --folded --stats --max-cache 64K "$T/a.cpa"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	# the program's own tables fit in 64K; libc's (about 550 KB) do not
+	[ "$(grep -c ";$CHAIN 1" <<<"$output")" -eq 4 ]
+	grep -Eq 'elf failures .*(symbols|cfi)-over-budget=[1-9]' <<<"$output"
+	grep -Eq '^selfsnap;.*libc\.so\.6\+0x' <<<"$output"
 }
 
 @test "process state is freed on exit records; objects stay cached for reuse" {
