@@ -11,7 +11,7 @@
 
 enum {
 	OPT_INTERVAL = 0x100, OPT_SEGMENT, OPT_FLUSH, OPT_GRACE, OPT_RETAIN,
-	OPT_MAX_SIZE, OPT_BACKLOG, OPT_TIME, OPT_STATS,
+	OPT_MAX_SIZE, OPT_BACKLOG, OPT_MAX_DICT, OPT_TIME, OPT_STATS,
 };
 
 static const char doc[] =
@@ -44,6 +44,10 @@ static const struct argp_option options[] = {
 	{"backlog", OPT_BACKLOG, "SIZE", 0,
 	 "Memory for windows held while the disk is full (default 64M); "
 	 "older windows beyond it are dropped and counted", 0},
+	{"max-dict", OPT_MAX_DICT, "SIZE", 0,
+	 "Memory for the current segment's string and stack dictionaries; "
+	 "past it the segment is closed and the next one started early, in "
+	 "the same period (default 8M)", 0},
 	{"time", OPT_TIME, "TIME", 0,
 	 "Time stamp of folded text input (default now)", 0},
 	{"stats", OPT_STATS, NULL, 0, "Print totals on stderr at exit", 0},
@@ -86,6 +90,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BACKLOG:
 		o->backlog_max = cpa_opt_size("--backlog", arg);
+		break;
+	case OPT_MAX_DICT:
+		o->max_dict = cpa_opt_size("--max-dict", arg);
+		if (o->max_dict < 64 << 10)
+			cpa_die_usage("invalid --max-dict '%s': at least 64K",
+				      arg);
 		break;
 	case OPT_TIME:
 		if (cpa_parse_time(arg, store_now_ns(), &o->folded_time_ns) < 0)
@@ -140,6 +150,7 @@ void store_opts_parse(struct store_opts *o, int argc, char **argv)
 	o->retain_ns = 7 * 86400 * CPA_NSEC_PER_SEC;
 	o->max_size = 2ull << 30;
 	o->backlog_max = 64ull << 20;
+	o->max_dict = 8ull << 20;
 	static const struct argp_child children[] = {
 		{&cpa_selfstats_argp, 0, NULL, 0},
 		{0},

@@ -17,6 +17,7 @@ struct store_opts {
 	uint64_t retain_ns;	/* 0: keep forever */
 	uint64_t max_size;	/* bytes; 0: no limit */
 	uint64_t backlog_max;	/* bytes held while writes fail */
+	uint64_t max_dict;	/* a segment's dictionaries; past it, a new one */
 	uint64_t folded_time_ns;	/* time stamp of folded input lines */
 	bool stats;		/* report at exit */
 	struct cpa_selfstats_opts selfstats;	/* lib/selfstats.h */

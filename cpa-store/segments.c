@@ -373,6 +373,19 @@ static int append_group(struct store *st, struct input *in, struct window **w,
 	return r;
 }
 
+/*
+ * A segment's dictionaries hold every distinct string and stack of its
+ * period, in memory while it is written: on a host of churning programs
+ * an hour's grew without bound. Past --max-dict the segment closes and
+ * the next one (the same period, the next sequence number) starts with
+ * empty dictionaries; readers merge segments of one period as they do
+ * after a restart.
+ */
+static bool dict_full(const struct store *st)
+{
+	return cpa_segment_dict_bytes(st->cur) > st->o->max_dict;
+}
+
 int store_write(struct store *st, struct input *in, struct window **w,
 		size_t n, size_t *written, char *err, size_t errlen)
 {
@@ -391,7 +404,8 @@ int store_write(struct store *st, struct input *in, struct window **w,
 		 * behind, start a new segment; slightly late ones join the
 		 * current one. */
 		if (st->cur && (period > st->cur_period ||
-				period + seg < st->cur_period)) {
+				period + seg < st->cur_period ||
+				dict_full(st))) {
 			int r = store_write_lost(st, in, err, errlen);
 			if (r)
 				return r;

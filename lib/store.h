@@ -212,6 +212,8 @@ int cpa_segment_append(struct cpa_segment_writer *sw,
 /* fdatasync of the three files. 0 or -errno. */
 int cpa_segment_sync(struct cpa_segment_writer *sw);
 uint64_t cpa_segment_bytes(const struct cpa_segment_writer *sw);
+/* Memory held by the segment's string, stack and label-set dictionaries. */
+size_t cpa_segment_dict_bytes(const struct cpa_segment_writer *sw);
 uint64_t cpa_segment_max_end(const struct cpa_segment_writer *sw);
 const char *cpa_segment_name(const struct cpa_segment_writer *sw);
 void cpa_segment_close(struct cpa_segment_writer *sw);

@@ -471,6 +471,12 @@ uint64_t cpa_segment_bytes(const struct cpa_segment_writer *sw)
 	return sw->len[0] + sw->len[1] + sw->len[2] + sw->meta_bytes;
 }
 
+size_t cpa_segment_dict_bytes(const struct cpa_segment_writer *sw)
+{
+	return cpa_strtab_bytes(sw->strings) + cpa_stacktab_bytes(sw->stacks) +
+	       (size_t)sw->capls * sizeof(*sw->ls);
+}
+
 uint64_t cpa_segment_max_end(const struct cpa_segment_writer *sw)
 {
 	return sw->max_end;
