@@ -284,6 +284,10 @@ int main(int argc, char **argv)
 	 * raise the threshold after the first such free and serve the next
 	 * from the heap, where a freed table stays resident. */
 	mallopt(M_MMAP_THRESHOLD, 256 << 10);
+	/* One arena for the sample and loader threads: what a load frees
+	 * in a loader's own arena stayed there, fragmented, apart from what
+	 * the main arena could reuse. */
+	mallopt(M_ARENA_MAX, 1);
 	cpa_labels_default(&a.labels);
 	argp_parse(&argp, argc, argv, 0, NULL, &a);
 

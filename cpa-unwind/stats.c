@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* --stats: what the unwinder did and what it cost, printed at the end. */
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 
 #include "dbgfetch.h"
@@ -94,6 +95,9 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 	output_dict_size(u->out, &ns, &nsb, &nk, &nkb);
 	fprintf(f, "  dictionaries   strings=%" PRIu64 " (%" PRIu64 " bytes) stacks=%"
 		   PRIu64 " (%" PRIu64 " bytes)\n", ns, nsb, nk, nkb);
+	struct mallinfo2 mi = mallinfo2();
+	fprintf(f, "  heap           in-use=%zu free=%zu mapped=%zu\n",
+		mi.uordblks, mi.fordblks, mi.hblkhd);
 	fprintf(f, "  records        tasks=%" PRIu64 " mmaps=%" PRIu64
 		   " lost=%" PRIu64 " passed-through=%" PRIu64
 		   " dropped-malformed=%" PRIu64 "\n",
@@ -124,6 +128,7 @@ static struct {
 	uint64_t *load_waits, *reloads;
 	uint64_t *over_budget, *cfi_refused, *cg_walks, *cg_known;
 	uint64_t *dbg_fetched, *dbg_failures;
+	uint64_t *heap_used, *heap_free;
 } ctr;
 
 void stats_publish_init(void)
@@ -171,6 +176,8 @@ void stats_publish_init(void)
 	ctr.files_refused = cpa_stat("files_refused");
 	ctr.dbg_fetched = cpa_stat("debuginfod_fetched");
 	ctr.dbg_failures = cpa_stat("debuginfod_failures");
+	ctr.heap_used = cpa_gauge("heap_used_bytes");
+	ctr.heap_free = cpa_gauge("heap_free_bytes");
 }
 
 /* Upper bound of the histogram bucket holding quantile q. */
@@ -232,6 +239,11 @@ void stats_publish(struct unwinder *u)
 	output_dict_size(u->out, &ns, &nsb, &nk, &nkb);
 	*ctr.dict_bytes = nsb + nkb;
 	*ctr.dict_resets = u->dict_resets;
+	/* what the tables above leave out (mappings, allocations, libdw's
+	 * and a load's scratch), and what malloc holds free, fragmented */
+	struct mallinfo2 mi = mallinfo2();
+	*ctr.heap_used = mi.uordblks + mi.hblkhd;
+	*ctr.heap_free = mi.fordblks;
 	uint64_t refused[SAFEOPEN_REFUSAL_COUNT];
 	safeopen_refusals(refused);
 	*ctr.files_refused = 0;
