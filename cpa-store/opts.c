@@ -47,7 +47,7 @@ static const struct argp_option options[] = {
 	{"max-dict", OPT_MAX_DICT, "SIZE", 0,
 	 "Memory for the current segment's string and stack dictionaries; "
 	 "past it the segment is closed and the next one started early, in "
-	 "the same period (default 8M)", 0},
+	 "the same period (default 4M)", 0},
 	{"time", OPT_TIME, "TIME", 0,
 	 "Time stamp of folded text input (default now)", 0},
 	{"stats", OPT_STATS, NULL, 0, "Print totals on stderr at exit", 0},
@@ -150,7 +150,7 @@ void store_opts_parse(struct store_opts *o, int argc, char **argv)
 	o->retain_ns = 7 * 86400 * CPA_NSEC_PER_SEC;
 	o->max_size = 2ull << 30;
 	o->backlog_max = 64ull << 20;
-	o->max_dict = 8ull << 20;
+	o->max_dict = 4ull << 20;
 	static const struct argp_child children[] = {
 		{&cpa_selfstats_argp, 0, NULL, 0},
 		{0},

@@ -117,7 +117,7 @@ static const struct argp_option options[] = {
 	  "evicted, counted as lost (alloc-table)", 0 },
 	{ "max-dict", OPT_MAX_DICT, "SIZE", 0,
 	  "Memory for the output's string and stack dictionaries; past it "
-	  "they start over with a reset record (default 8M)", 0 },
+	  "they start over with a reset record (default 4M)", 0 },
 	{ "debug-dir", OPT_DEBUG_DIR, "DIR", 0,
 	  "Separate debug files by build id under DIR/.build-id/ "
 	  "(default /usr/lib/debug)", 0 },
@@ -274,7 +274,7 @@ int main(int argc, char **argv)
 			.load_wait_ns = LOAD_WAIT_LIVE,
 			.max_procs = 32768,
 			.max_allocs = 1u << 20,
-			.max_dict = 8ull << 20,
+			.max_dict = 4ull << 20,
 		},
 		.java_attach = -1,
 	};
