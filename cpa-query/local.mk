@@ -9,7 +9,7 @@ cpa_query_cpa_query_SOURCES = \
 	cpa-query/output.c cpa-query/output.h \
 	cpa-query/prune.c \
 	cpa-query/list.c cpa-query/list.h
-cpa_query_cpa_query_LDADD = lib/libcpa.a $(ZSTD_LIBS) -lz $(M_LIBS)
+cpa_query_cpa_query_LDADD = lib/libcpa.a $(ZSTD_LIBS) -lz $(M_LIBS) -lpthread
 dist_man1_MANS += docs/man/cpa-query.1
 
 TESTS += tests/bats/query.bats tests/bats/mem-query.bats

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "log.h"
@@ -140,6 +142,36 @@ static int on_window(void *arg, uint64_t start, const struct cpa_store_entry *e,
 	return 0;
 }
 
+/* Reads the blocks of the reader's segment that meet [from, to) through
+ * w, warning about and skipping a damaged block. */
+static void read_segment(struct cpa_segment_reader *r, struct walk *w,
+			 uint64_t from, uint64_t to)
+{
+	const struct cpa_segment_info *si = r->si;
+	char err[512];
+	for (size_t i = 0; i < si->n_idx; i++) {
+		const struct cpa_store_index_entry *e = &si->idx[i];
+		if (e->min_start >= to || e->max_end <= from)
+			continue;
+		w->st->blocks++;
+		if (cpa_segment_reader_block(r, i, on_window, w, err,
+					     sizeof(err)) < 0) {
+			/* A broken dictionary block spoils what follows
+			 * in this segment; a broken data block only
+			 * itself. */
+			cpa_warn("%s; skipping %s", err,
+				 r->dict_upto <= i ? "the rest of the segment"
+						   : "its windows");
+			if (r->dict_upto <= i)
+				break;
+		}
+	}
+	filter_cache_reset(&w->cache);
+	free(w->pass);
+	w->pass = NULL;
+	w->cap_pass = 0;
+}
+
 static void scan(const struct store_set *ss, uint64_t from, uint64_t to,
 		 unsigned column, const struct filter *f, struct sink *k,
 		 struct scan_stats *st, bool held)
@@ -160,36 +192,192 @@ static void scan(const struct store_set *ss, uint64_t from, uint64_t to,
 				 .column = column, .f = f, .d = &r.dict,
 				 .k = k, .st = st, .held = held};
 		k->begin(k, si, &r.dict);
-		for (size_t i = 0; i < si->n_idx; i++) {
-			const struct cpa_store_index_entry *e = &si->idx[i];
-			if (e->min_start >= to || e->max_end <= from)
-				continue;
-			st->blocks++;
-			if (cpa_segment_reader_block(&r, i, on_window, &w, err,
-						     sizeof(err)) < 0) {
-				/* A broken dictionary block spoils what
-				 * follows in this segment; a broken data
-				 * block only itself. */
-				cpa_warn("%s; skipping %s", err,
-					 r.dict_upto <= i ? "the rest of the "
-							    "segment"
-							  : "its windows");
-				if (r.dict_upto <= i)
-					break;
-			}
-		}
+		read_segment(&r, &w, from, to);
 		k->end(k, si, &r.dict);
-		filter_cache_reset(&w.cache);
-		free(w.pass);
 		cpa_segment_reader_close(&r);
 	}
+}
+
+/*
+ * Reading ahead. A range of several segments is read on a second thread,
+ * a segment at a time, into a tape: its reader (so its dictionary) and
+ * the entries of its windows that pass the filters. The calling thread
+ * plays each tape into the sink in segment order, so the sink sees what
+ * scan() would have shown it, call for call, while the next segment's
+ * blocks are read, checked, decompressed and decoded beside it. At most
+ * TAPES_AHEAD tapes wait, which bounds the memory to a few segments.
+ */
+#define TAPES_AHEAD 2
+
+struct tape {
+	struct sink k;			/* records windows into e and w */
+	struct cpa_segment_reader r;
+	struct cpa_store_entry *e;
+	size_t n, cap;
+	struct tape_window {
+		uint64_t start;
+		uint32_t n;
+	} *w;
+	size_t nw, capw;
+	struct scan_stats st;
+	struct tape *next;
+};
+
+struct ahead {
+	const struct store_set *ss;
+	uint64_t from, to;
+	const struct filter *f;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct tape *head, **tail;	/* read, not yet played */
+	size_t waiting;
+	bool done;
+};
+
+static void tape_window(struct sink *k, unsigned column, uint64_t start,
+			const struct cpa_store_entry *e, uint32_t n)
+{
+	struct tape *t = (struct tape *)k;
+	(void)column;
+	CPA_GROW(t->e, t->cap, t->n + n);
+	memcpy(t->e + t->n, e, n * sizeof(*e));
+	t->n += n;
+	CPA_GROW(t->w, t->capw, t->nw + 1);
+	t->w[t->nw++] = (struct tape_window){ start, n };
+}
+
+static void tape_free(struct tape *t)
+{
+	cpa_segment_reader_close(&t->r);
+	free(t->e);
+	free(t->w);
+	free(t);
+}
+
+static void *read_ahead(void *arg)
+{
+	struct ahead *a = arg;
+	char err[512];
+	for (size_t s = 0; s < a->ss->n; s++) {
+		const struct cpa_segment_info *si = &a->ss->segs[s];
+		if (si->min_start >= a->to || si->max_end <= a->from)
+			continue;
+		struct tape *t = cpa_calloc(1, sizeof(*t));
+		if (cpa_segment_reader_open(&t->r, si, err, sizeof(err)) < 0) {
+			cpa_warn("skipping %s", err);
+			free(t);
+			continue;
+		}
+		t->k.window = tape_window;
+		t->st.segments = 1;
+		struct walk w = {.from = a->from, .to = a->to,
+				 .interval = si->interval_ns, .f = a->f,
+				 .d = &t->r.dict, .k = &t->k, .st = &t->st};
+		read_segment(&t->r, &w, a->from, a->to);
+		pthread_mutex_lock(&a->lock);
+		while (a->waiting >= TAPES_AHEAD)
+			pthread_cond_wait(&a->cond, &a->lock);
+		*a->tail = t;
+		a->tail = &t->next;
+		a->waiting++;
+		pthread_cond_broadcast(&a->cond);
+		pthread_mutex_unlock(&a->lock);
+	}
+	pthread_mutex_lock(&a->lock);
+	a->done = true;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+static void play(struct tape *t, unsigned column, struct sink *k,
+		 struct scan_stats *st)
+{
+	const struct cpa_segment_info *si = t->r.si;
+	k->begin(k, si, &t->r.dict);
+	const struct cpa_store_entry *e = t->e;
+	for (size_t i = 0; i < t->nw; i++) {
+		const struct tape_window *tw = &t->w[i];
+		if (k->window)
+			k->window(k, column, tw->start, e, tw->n);
+		else
+			for (uint32_t j = 0; j < tw->n; j++)
+				k->entry(k, column, tw->start, e[j].labelset,
+					 e[j].stack, e[j].weight);
+		e += tw->n;
+	}
+	k->end(k, si, &t->r.dict);
+	st->segments += t->st.segments;
+	st->blocks += t->st.blocks;
+	st->windows += t->st.windows;
+	st->entries += t->st.entries;
+	if (t->st.first_ns && (!st->first_ns || t->st.first_ns < st->first_ns))
+		st->first_ns = t->st.first_ns;
+	if (t->st.last_ns > st->last_ns)
+		st->last_ns = t->st.last_ns;
+	st->nets |= t->st.nets;
+}
+
+/* True when the range meets more than one segment and a second CPU can
+ * read ahead; CPA_QUERY_NO_AHEAD=1 reads on one thread. */
+static bool worth_reading_ahead(const struct store_set *ss, uint64_t from,
+				uint64_t to)
+{
+	const char *no = getenv("CPA_QUERY_NO_AHEAD");
+	if ((no && *no && strcmp(no, "0")) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return false;
+	size_t n = 0;
+	for (size_t s = 0; s < ss->n && n < 2; s++)
+		if (ss->segs[s].min_start < to && ss->segs[s].max_end > from)
+			n++;
+	return n >= 2;
+}
+
+static void scan_ahead(const struct store_set *ss, uint64_t from, uint64_t to,
+		       unsigned column, const struct filter *f,
+		       struct sink *k, struct scan_stats *st)
+{
+	struct ahead a = {.ss = ss, .from = from, .to = to, .f = f};
+	pthread_t th;
+	a.tail = &a.head;
+	pthread_mutex_init(&a.lock, NULL);
+	pthread_cond_init(&a.cond, NULL);
+	if (pthread_create(&th, NULL, read_ahead, &a)) {
+		scan(ss, from, to, column, f, k, st, false);
+		goto out;
+	}
+	for (;;) {
+		pthread_mutex_lock(&a.lock);
+		while (!a.head && !a.done)
+			pthread_cond_wait(&a.cond, &a.lock);
+		struct tape *t = a.head;
+		if (t) {
+			a.head = t->next;
+			if (!a.head)
+				a.tail = &a.head;
+			a.waiting--;
+			pthread_cond_broadcast(&a.cond);
+		}
+		pthread_mutex_unlock(&a.lock);
+		if (!t)
+			break;
+		play(t, column, k, st);
+		tape_free(t);
+	}
+	pthread_join(th, NULL);
+out:
+	pthread_cond_destroy(&a.cond);
+	pthread_mutex_destroy(&a.lock);
 }
 
 void scan_range(const struct store_set *ss, uint64_t from, uint64_t to,
 		unsigned column, const struct filter *f, struct sink *k,
 		struct scan_stats *st)
 {
-	scan(ss, from, to, column, f, k, st, false);
+	if (worth_reading_ahead(ss, from, to))
+		scan_ahead(ss, from, to, column, f, k, st);
+	else
+		scan(ss, from, to, column, f, k, st, false);
 }
 
 void scan_held(const struct store_set *ss, uint64_t before, unsigned column,

@@ -6,6 +6,7 @@
  * docs/store-format.md gives the layouts these functions implement.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,7 +74,8 @@ static size_t cur_off(const struct cursor *c)
  * checked, and a byte at a time took a tenth of a day's scan. Table k
  * gives the CRC of a byte followed by k zero bytes. */
 static uint32_t crc_table[8][256];
-static bool crc_ready;
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;	/* cpa-query reads
+							 * on two threads */
 
 static void crc_init(void)
 {
@@ -87,13 +89,11 @@ static void crc_init(void)
 		for (int k = 1; k < 8; k++)
 			crc_table[k][i] = crc_table[0][crc_table[k - 1][i] & 0xff] ^
 					  crc_table[k - 1][i] >> 8;
-	crc_ready = true;
 }
 
 uint32_t cpa_store_crc32(const void *data, size_t len)
 {
-	if (!crc_ready)
-		crc_init();
+	pthread_once(&crc_once, crc_init);
 	const uint8_t *p = data;
 	uint32_t c = 0xffffffffu;
 	for (; len >= 8; len -= 8, p += 8) {

@@ -279,6 +279,32 @@ pruned() {
 	done
 }
 
+@test "query: a range of several segments read ahead on a second thread is answered byte for byte as on one" {
+	set -o pipefail
+	local args
+	for args in "" "--labels comm,pid,tid,cpu" "--format stream" \
+		"--format stream --split-every 40s --labels comm --prune 20" \
+		"--top 20" "--format pprof" "--comm proc3 --kind oncpu" \
+		"--from @$((T0 + 30)) --to @$((T0 + 320)) --grep fn_4" \
+		"--diff-from @$T0 --diff-to @$((T0 + 60))"; do
+		# shellcheck disable=SC2086
+		cpa-query --dir "$QS" $args >"$T/ahead"
+		# shellcheck disable=SC2086
+		CPA_QUERY_NO_AHEAD=1 cpa-query --dir "$QS" $args >"$T/one"
+		[ -s "$T/one" ]
+		cmp "$T/ahead" "$T/one"
+	done
+	# the damaged block of a segment is skipped, as on one thread
+	cp -r "$QS" "$T/bad"
+	data=$(ls -d "$T"/bad/*/ | sed -n 2p)data
+	printf 'XXXX' | dd of="$data" bs=1 seek=200 conv=notrunc status=none
+	cpa-query --dir "$T/bad" 2>"$T/ahead.err" >"$T/ahead"
+	CPA_QUERY_NO_AHEAD=1 cpa-query --dir "$T/bad" 2>"$T/one.err" >"$T/one"
+	cmp "$T/ahead" "$T/one"
+	cmp "$T/ahead.err" "$T/one.err"
+	grep -q 'skipping its windows' "$T/one.err"
+}
+
 @test "query: --split writes one folded file per window, or per --split-every" {
 	cpa-query --dir "$QS" --from "@$((T0 + 58))" --to "@$((T0 + 62))" --split "$T/split"
 	run ls "$T/split"
