@@ -5,6 +5,7 @@
  * order; decoding checks every count and length before it reads.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,13 @@
 
 #define WRITER_BUF (256u * 1024u)
 #define READER_BUF (512u * 1024u)
+
+/* Linux's, not in the POSIX headers this build asks for */
+#ifndef F_SETPIPE_SZ
+#define F_SETPIPE_SZ 1031
+#define F_GETPIPE_SZ 1032
+#endif
+#define PIPE_ROOM (1u << 20)
 
 /* Fixed parts of each payload; docs/stream-format.md has the layouts. */
 #define RAW_FIXED 88
@@ -83,10 +91,26 @@ static uint8_t *reserve(struct cpa_writer *w, size_t n)
 	return p;
 }
 
+/*
+ * A stage writes a poll cycle's records at once, often more than a pipe's
+ * default 64 KiB: the write then stops half way, the reader wakes for the
+ * first part and passes it on, and every stage down the pipe wakes twice.
+ * A pipe of 1 MiB (the unprivileged limit, fs.pipe-max-size) takes a
+ * cycle in one write. Not a pipe, or refused: the default stays.
+ */
+static void widen_pipe(int fd)
+{
+	int now = fcntl(fd, F_GETPIPE_SZ);
+
+	if (now > 0 && (unsigned)now < PIPE_ROOM)
+		(void)fcntl(fd, F_SETPIPE_SZ, (int)PIPE_ROOM);
+}
+
 int cpa_writer_init(struct cpa_writer *w, int fd)
 {
 	memset(w, 0, sizeof(*w));
 	w->fd = fd;
+	widen_pipe(fd);
 	w->cap = WRITER_BUF;
 	w->buf = malloc(w->cap);
 	if (!w->buf)

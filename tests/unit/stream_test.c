@@ -2,6 +2,7 @@
 /* Round trips and malformed input for the stream codec (lib/stream.c) and
  * the reader dictionary (lib/symstream.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -1074,6 +1075,23 @@ static void test_named_frames(void)
 	close(fd);
 }
 
+/* A writer on a pipe widens it to 1 MiB, so a poll cycle's records go
+ * in one write (F_GETPIPE_SZ is Linux's: 1032). */
+static void test_pipe_room(void)
+{
+	struct cpa_writer w;
+	int fds[2];
+
+	CHECK(pipe(fds) == 0);
+	CHECK(fcntl(fds[1], 1032) < (1 << 20));
+	CHECK(cpa_writer_init(&w, fds[1]) == 0);
+	CHECK(fcntl(fds[1], 1032) >= (1 << 20));
+	w.len = 0;	/* nothing goes to the pipe nobody reads */
+	cpa_writer_close(&w);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 int main(void)
 {
 	test_round_trip();
@@ -1084,6 +1102,7 @@ int main(void)
 	test_py_frames();
 	test_named_frames();
 	test_writer_limits();
+	test_pipe_room();
 	test_dict();
 	test_reader_ready();
 	test_reset();
