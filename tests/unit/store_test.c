@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "store.h"
@@ -262,6 +263,35 @@ static void test_lost(void)
 	CHECK(n == CPA_STORE_LOST_MAX && sum == total);
 }
 
+/* Segments of one period that closed early (-1 .. -N) list in time
+ * order, -2 before -10. */
+static void test_list_order(const char *dir)
+{
+	static const char *made[] = {
+		"20261201T100000Z-10", "20261201T100000Z-2",
+		"20261201T110000Z", "20261201T100000Z", "20261201T100000Z-1",
+	};
+	static const char *want[] = {
+		"20261201T100000Z", "20261201T100000Z-1", "20261201T100000Z-2",
+		"20261201T100000Z-10", "20261201T110000Z",
+	};
+	char path[256], err[256];
+	for (size_t i = 0; i < sizeof(made) / sizeof(*made); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, made[i]);
+		CHECK(mkdir(path, 0755) == 0);
+	}
+	char **names = NULL;
+	size_t n = 0;
+	CHECK(cpa_store_list_names(dir, &names, &n, err, sizeof(err)) == 0);
+	CHECK(n == sizeof(want) / sizeof(*want));
+	for (size_t i = 0; i < n; i++) {
+		CHECK(i >= sizeof(want) / sizeof(*want) ||
+		      !strcmp(names[i], want[i]));
+		free(names[i]);
+	}
+	free(names);
+}
+
 int main(void)
 {
 	test_codec();
@@ -270,6 +300,14 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	test_segment(dir);
+	char order[] = "/tmp/store_test.XXXXXX";
+	if (!mkdtemp(order))
+		return 1;
+	test_list_order(order);
+	char rm[64];
+	snprintf(rm, sizeof(rm), "rm -rf %s", order);
+	if (system(rm) != 0)
+		fprintf(stderr, "could not remove %s\n", order);
 	char cmd[64];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
