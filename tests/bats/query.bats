@@ -296,7 +296,8 @@ pruned() {
 	done
 	# the damaged block of a segment is skipped, as on one thread
 	cp -r "$QS" "$T/bad"
-	data=$(ls -d "$T"/bad/*/ | sed -n 2p)data
+	ls -d "$T"/bad/*/ >"$T/segs"
+	data=$(sed -n 2p "$T/segs")data
 	printf 'XXXX' | dd of="$data" bs=1 seek=200 conv=notrunc status=none
 	cpa-query --dir "$T/bad" 2>"$T/ahead.err" >"$T/ahead"
 	CPA_QUERY_NO_AHEAD=1 cpa-query --dir "$T/bad" 2>"$T/one.err" >"$T/one"

@@ -316,7 +316,8 @@ read_at_least() {	# read_at_least PID BYTES: the process has read that much
 	echo "peak RSS: --max-dict 1G $big KiB, 1M $small KiB" >&2
 	# one segment unbounded; several in the same hour under 1M, each
 	# with a dictionary file far smaller than the one
-	[ "$(find "$T/big" -mindepth 1 -maxdepth 1 -type d | wc -l)" -eq 1 ]
+	n=$(find "$T/big" -mindepth 1 -maxdepth 1 -type d | wc -l)
+	[ "$n" -eq 1 ]
 	n=$(find "$T/small" -mindepth 1 -maxdepth 1 -type d -name '20251130T100000Z*' | wc -l)
 	[ "$n" -ge 5 ]
 	big_dict=$(stat -c %s "$T"/big/*/dict)
@@ -329,7 +330,7 @@ read_at_least() {	# read_at_least PID BYTES: the process has read that much
 	same_lines "$T/got" "$T/want"
 	# AddressSanitizer keeps freed memory in quarantine: there RSS says
 	# nothing about the bound
-	if ! ldd "$(command -v cpa-store)" | grep -q libasan; then
+	if ! ldd "$(command -v cpa-store)" | grep libasan >/dev/null; then
 		[ $((small * 10)) -lt $((big * 9)) ]
 	fi
 }
