@@ -103,20 +103,31 @@ static const char *inlined_name(Dwarf_Die *die)
 	return n;
 }
 
+/*
+ * The inlined subroutines at vaddr, outermost first. dwarf_getscopes()
+ * gives the innermost inlined instance, but above it the scopes of its
+ * abstract origin (where the function was written), not of the code it
+ * was inlined into; the chain of callers is the physical nest of DIEs
+ * around that instance, which dwarf_getscopes_die() walks outward.
+ */
 static unsigned lookup(struct inline_dwarf *d, uint64_t vaddr,
 		       struct output *out, const struct name_opts *names,
 		       uint32_t *ids)
 {
-	Dwarf_Die cu, *scopes = NULL;
+	Dwarf_Die cu, *scopes = NULL, *nest = NULL;
 	unsigned n = 0;
 	if (!dwarf_addrdie(d->dw, vaddr, &cu))
 		return 0;
 	int k = dwarf_getscopes(&cu, vaddr, &scopes);
-	/* scopes[0] is the innermost; keep the outermost first */
+	int inner = 0;
+	while (inner < k && dwarf_tag(&scopes[inner]) != DW_TAG_inlined_subroutine)
+		inner++;
+	k = inner < k ? dwarf_getscopes_die(&scopes[inner], &nest) : 0;
+	/* nest[0] is the innermost; keep the outermost first */
 	for (int i = k - 1; i >= 0 && n < INLINE_MAX_DEPTH; i--) {
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+		if (dwarf_tag(&nest[i]) != DW_TAG_inlined_subroutine)
 			continue;
-		const char *raw = inlined_name(&scopes[i]);
+		const char *raw = inlined_name(&nest[i]);
 		if (!raw)
 			continue;
 		char *disp = display_name(raw, names);
@@ -128,6 +139,7 @@ static unsigned lookup(struct inline_dwarf *d, uint64_t vaddr,
 		free(buf);
 		free(disp);
 	}
+	free(nest);
 	free(scopes);
 	return n;
 }

@@ -52,7 +52,8 @@ tests_workloads_anon_exec_LDADD = lib/libcpa.a
 # Built by tests/bats/unwind-capture.bats with the language's own compiler
 # (g++, rustc, go) or run by node; skipped where that is missing.
 EXTRA_DIST += tests/workloads/cxx_chain.cc tests/workloads/rust_chain.rs \
-	tests/workloads/go_chain.go tests/workloads/js_chain.js
+	tests/workloads/go_chain.go tests/workloads/js_chain.js \
+	tests/workloads/inline_chain.c
 
 # Java: JVMs asked for their perf maps; the workload is compiled by the
 # suite with the JDK's javac.
@@ -71,11 +72,11 @@ tests_hostile_hostile_spin_SOURCES = tests/hostile/hostile-spin.c \
 tests_hostile_hostile_spin_CFLAGS = $(WL_NOFP_CFLAGS)
 
 TESTS += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
-	tests/bats/unwind-hostile-objects.bats \
+	tests/bats/unwind-inline.bats tests/bats/unwind-hostile-objects.bats \
 	tests/bats/unwind-hostile-files.bats tests/bats/debuginfo.bats
 # The soak test runs by hand (see its header); the bench is bench/.
 EXTRA_DIST += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
-	tests/bats/unwind-hostile-objects.bats \
+	tests/bats/unwind-inline.bats tests/bats/unwind-hostile-objects.bats \
 	tests/bats/unwind-soak.bats bench/unwind-bench
 # Hostile processes and files, built by the suite that uses them.
 EXTRA_DIST += tests/bats/unwind-hostile-files.bats tests/bats/debuginfo.bats \
