@@ -24,6 +24,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -33,6 +34,7 @@
 #include "heap.h"
 #include "log.h"
 #include "mem.h"
+#include "safeopen.h"
 #include "heap.skel.h"
 
 static const struct capture_config *cfg;
@@ -73,8 +75,8 @@ static struct bpf_program *prog(int i)
 	return p[i];
 }
 
-/* The path of the C library pid maps, as seen from here (through its
- * root), into buf; false when it maps none. */
+/* The path of the C library pid maps, as the process sees it, into
+ * buf; false when it maps none. */
 static bool find_libc(int pid, char *buf, size_t len)
 {
 	char path[64], line[4608];
@@ -97,7 +99,7 @@ static bool find_libc(int pid, char *buf, size_t len)
 		 * loader) */
 		if (!strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
 		    !strncmp(base, "libc.musl", 9) || !strncmp(base, "ld-musl", 7)) {
-			snprintf(buf, len, "/proc/%d/root%s", pid, file);
+			snprintf(buf, len, "%s", file);
 			found = true;
 		}
 	}
@@ -120,9 +122,10 @@ static int attach_one(const char *file, int pid, int i, bool ret)
 	return 0;
 }
 
-/* Probes the allocator of the libc at file, for pid (-1: every process
- * mapping it). 0, or -1 when not even malloc and free could be probed. */
-static int attach_libc(const char *file, int pid)
+/* Probes the allocator of the libc at file (name: its path in
+ * messages), for pid (-1: every process mapping it). 0, or -1 when not
+ * even malloc and free could be probed. */
+static int attach_libc(const char *file, const char *name, int pid)
 {
 	int got = 0;
 
@@ -133,7 +136,7 @@ static int attach_libc(const char *file, int pid)
 			err = attach_one(file, pid, (int)i, true);
 		if (err) {
 			cpa_debug("--mem malloc: %s in %s: %s", funcs[i].func,
-				  file, strerror(-err));
+				  name, strerror(-err));
 			continue;
 		}
 		got |= !strcmp(funcs[i].func, "malloc") ? 1 :
@@ -141,41 +144,52 @@ static int attach_libc(const char *file, int pid)
 	}
 	if (got != 3) {
 		cpa_warn("--mem malloc: cannot probe malloc and free in %s",
-			 file);
+			 name);
 		return -1;
 	}
-	cpa_debug("--mem malloc: probing %s for %s", file,
+	cpa_debug("--mem malloc: probing %s for %s", name,
 		  pid < 0 ? "every process" : "one process");
 	return 0;
 }
 
 /* Probes the libc of pid for pid alone (with --pid), else once per
- * libc file for every process. */
+ * libc file for every process. The process names the file, and may put
+ * a FIFO or a symlink out of its root there: opened by safeopen.h's
+ * rules, and probed through our descriptor of it. */
 static void probe_process(int pid)
 {
-	char file[4200];
+	char path[4096], name[4200], file[64];
 	struct stat st;
+	int fd, rootfd;
 
-	if (!find_libc(pid, file, sizeof(file)) || stat(file, &st) < 0)
+	if (!find_libc(pid, path, sizeof(path)))
 		return;
+	snprintf(name, sizeof(name), "/proc/%d/root%s", pid, path);
+	fd = safeopen_in_proc_root((uint32_t)pid, path, NULL, &st, &rootfd);
+	if (fd < 0)
+		return;
+	close(rootfd);
+	snprintf(file, sizeof(file), "/proc/self/fd/%d", fd);
 	if (cfg->n_pids) {
 		for (size_t i = 0; i < n_probed_pids; i++)
 			if (probed_pids[i] == pid)
-				return;
+				goto out;
 		probed_pids = cpa_realloc(probed_pids, (n_probed_pids + 1) *
 					  sizeof(*probed_pids));
 		probed_pids[n_probed_pids++] = pid;
-		attach_libc(file, pid);
-		return;
+		attach_libc(file, name, pid);
+		goto out;
 	}
 	for (size_t i = 0; i < n_probed; i++)
 		if (probed[i].dev == st.st_dev && probed[i].ino == st.st_ino)
-			return;
+			goto out;
 	probed = cpa_realloc(probed, (n_probed + 1) * sizeof(*probed));
 	probed[n_probed].dev = st.st_dev;
 	probed[n_probed].ino = st.st_ino;
 	n_probed++;
-	attach_libc(file, -1);
+	attach_libc(file, name, -1);
+out:
+	close(fd);
 }
 
 void heap_saw_mapping(uint32_t pid, const char *path, size_t len)

@@ -87,3 +87,11 @@ EXTRA_DIST += tests/bats/heap.bats
 check_PROGRAMS += tests/workloads/heap
 tests_workloads_heap_SOURCES = tests/workloads/heap.c tests/workloads/start.h
 tests_workloads_heap_CFLAGS = $(WL_FP_CFLAGS)
+
+# Hostile processes against the capture (tests/hostile/): fifo_python
+# puts a FIFO where a python3.8 mapping was.
+TESTS += tests/bats/capture-hostile.bats
+EXTRA_DIST += tests/bats/capture-hostile.bats
+check_PROGRAMS += tests/hostile/fifo_python
+tests_hostile_fifo_python_SOURCES = tests/hostile/fifo_python.c
+tests_hostile_fifo_python_CFLAGS = $(WL_FP_CFLAGS)

@@ -16,6 +16,7 @@
 #include "cpa-capture.h"
 #include "log.h"
 #include "options.h"
+#include "safeopen.h"
 #include "selfstats.h"
 #include "timeparse.h"
 
@@ -71,6 +72,19 @@ static void write_meta(const struct capture_config *cfg,
 	output_meta("capture_version", PACKAGE_VERSION);
 }
 
+/* Files of monitored processes refused by lib/safeopen.h, by reason. */
+static void print_refusals(void)
+{
+	uint64_t refused[SAFEOPEN_REFUSAL_COUNT];
+
+	safeopen_refusals(refused);
+	fprintf(stderr, "%s:   files refused:", cpa_progname());
+	for (unsigned i = 0; i < SAFEOPEN_REFUSAL_COUNT; i++)
+		fprintf(stderr, " %s=%llu", safeopen_refusal_name(i),
+			(unsigned long long)refused[i]);
+	fputc('\n', stderr);
+}
+
 static void print_stats(const struct backend *b, double seconds)
 {
 	const struct output_stats *st = output_stats();
@@ -97,6 +111,7 @@ static void print_stats(const struct backend *b, double seconds)
 	}
 	if (!lost)
 		fprintf(stderr, "%s:   lost: 0\n", cpa_progname());
+	print_refusals();
 	b->print_stats(seconds);
 }
 

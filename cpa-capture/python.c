@@ -28,6 +28,11 @@
 #include "log.h"
 #include "pyframes.h"
 #include "pyoffsets.h"
+#include "safeopen.h"
+
+/* The largest interpreter file read: a libpython with its debug
+ * symbols is tens of MB; a file far larger is no interpreter. */
+#define PY_FILE_MAX (512ull << 20)
 
 static int procs_fd = -1;
 
@@ -163,9 +168,15 @@ out:
 
 /* The file of a mapping, through the process's own view of it, so a
  * process in another mount namespace, or one whose file was replaced,
- * is read as it runs. */
+ * is read as it runs. The process chooses the file and may have swapped
+ * it since it mapped it (a FIFO would hold the capture forever): opened
+ * by lib/safeopen.h's rules, a regular file of a bounded size, resolved
+ * inside the process's root. */
 static struct py_file *lookup_file(const struct cpa_mmap *m)
 {
+	const struct safeopen_rules rules = {
+		.ino = m->inode, .max_size = PY_FILE_MAX,
+	};
 	char fn[128];
 	struct stat st;
 	struct py_file *pf;
@@ -173,20 +184,18 @@ static struct py_file *lookup_file(const struct cpa_mmap *m)
 
 	snprintf(fn, sizeof(fn), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
 		 m->pid, m->start, m->start + m->len);
-	fd = open(fn, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	fd = safeopen_host(fn, &rules, &st);
+	if (fd < 0) {	/* gone already, or no CAP_SYS_ADMIN */
 		char path[4200];
+		int rootfd;
 
-		snprintf(path, sizeof(path), "/proc/%u/root%.*s", m->pid,
-			 (int)m->path_len, m->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		snprintf(path, sizeof(path), "%.*s", (int)m->path_len, m->path);
+		fd = safeopen_in_proc_root(m->pid, path, &rules, &st, &rootfd);
+		if (fd >= 0)
+			close(rootfd);
 	}
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st)) {
-		close(fd);
-		return NULL;
-	}
 	for (size_t i = 0; i < n_files; i++)
 		if (files[i].dev == st.st_dev && files[i].ino == st.st_ino) {
 			close(fd);

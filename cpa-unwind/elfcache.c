@@ -249,6 +249,7 @@ static int open_route(const struct elf_src *src, int route, int *rootfd,
 {
 	char path[64];
 	int fd, root;
+	const struct safeopen_rules mapped = { .ino = src->inode };
 	*rootfd = -1;
 	switch (route) {
 	case 0:
@@ -264,8 +265,8 @@ static int open_route(const struct elf_src *src, int route, int *rootfd,
 	case 1:
 		if (src->path[0] != '/')
 			return -1;
-		return safeopen_in_proc_root(src->pid, src->path, src->inode,
-					     st, rootfd);
+		return safeopen_in_proc_root(src->pid, src->path, &mapped, st,
+					     rootfd);
 	case 2:
 		if (src->path[0] != '/')
 			return -1;
@@ -279,7 +280,7 @@ static int open_route(const struct elf_src *src, int route, int *rootfd,
 			safeopen_count(SAFEOPEN_UNVERIFIED);
 			return -1;
 		}
-		fd = safeopen_host(src->path, src->inode, st);
+		fd = safeopen_host(src->path, &mapped, st);
 		if (fd >= 0)
 			*rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		return fd;

@@ -15,7 +15,6 @@ cpa_unwind_cpa_unwind_SOURCES = \
 	cpa-unwind/elfcache.c cpa-unwind/elfcache.h \
 	cpa-unwind/elfobj.c cpa-unwind/elfobj.h \
 	cpa-unwind/dbgfetch.c cpa-unwind/dbgfetch.h \
-	cpa-unwind/safeopen.c cpa-unwind/safeopen.h \
 	cpa-unwind/symtab.c cpa-unwind/symtab.h \
 	cpa-unwind/kallsyms.c cpa-unwind/kallsyms.h \
 	cpa-unwind/perfmap.c cpa-unwind/perfmap.h \
@@ -88,10 +87,10 @@ EXTRA_DIST += tests/bats/unwind-hostile-files.bats tests/bats/debuginfo.bats \
 # replays their corpora (tests/bats/unwind.bats); `make fuzz` runs them
 # under libFuzzer with the other targets.
 UNWIND_FUZZ_TARGETS = unwind_elf unwind_perfmap unwind_stream
-UNWIND_FUZZ_SRCS_unwind_elf = cpa-unwind/elfobj.c cpa-unwind/safeopen.c \
+UNWIND_FUZZ_SRCS_unwind_elf = cpa-unwind/elfobj.c \
 	cpa-unwind/symtab.c \
 	cpa-unwind/cfi.c cpa-unwind/cfi_exec.c
-UNWIND_FUZZ_SRCS_unwind_perfmap = cpa-unwind/perfmap.c cpa-unwind/safeopen.c \
+UNWIND_FUZZ_SRCS_unwind_perfmap = cpa-unwind/perfmap.c \
 	cpa-unwind/symtab.c
 UNWIND_CORE_SRCS = cpa-unwind/run.c cpa-unwind/sample.c cpa-unwind/bestof.c \
 	cpa-unwind/allocs.c \
@@ -99,7 +98,7 @@ UNWIND_CORE_SRCS = cpa-unwind/run.c cpa-unwind/sample.c cpa-unwind/bestof.c \
 	cpa-unwind/walk.c cpa-unwind/splice.c cpa-unwind/cfi.c \
 	cpa-unwind/cfi_exec.c \
 	cpa-unwind/frames.c cpa-unwind/proc.c cpa-unwind/elfcache.c \
-	cpa-unwind/elfobj.c cpa-unwind/dbgfetch.c cpa-unwind/safeopen.c \
+	cpa-unwind/elfobj.c cpa-unwind/dbgfetch.c \
 	cpa-unwind/symtab.c cpa-unwind/kallsyms.c \
 	cpa-unwind/perfmap.c cpa-unwind/jvm.c cpa-unwind/jvminterp.c \
 	cpa-unwind/demangle.c cpa-unwind/inline.c cpa-unwind/output.c \
@@ -143,7 +142,6 @@ check_PROGRAMS += tests/unit/unwind_test
 tests_unit_unwind_test_SOURCES = tests/unit/unwind_test.c tests/unit/unit.h \
 	cpa-unwind/walk.c cpa-unwind/splice.c cpa-unwind/proc.c \
 	cpa-unwind/elfcache.c cpa-unwind/elfobj.c cpa-unwind/dbgfetch.c \
-	cpa-unwind/safeopen.c \
 	cpa-unwind/symtab.c cpa-unwind/cfi.c cpa-unwind/cfi_exec.c \
 	cpa-unwind/perfmap.c cpa-unwind/jvm.c cpa-unwind/jvminterp.c \
 	cpa-unwind/demangle.c cpa-unwind/inline.c cpa-unwind/pycode.c cpa-unwind/output.c

@@ -21,4 +21,5 @@ lib_libcpa_a_SOURCES = \
 	lib/pprof.c lib/pprof.h \
 	lib/topfuncs.c lib/topfuncs.h \
 	lib/pyoffsets.c lib/pyoffsets.h \
-	lib/procfs.c lib/procfs.h
+	lib/procfs.c lib/procfs.h \
+	lib/safeopen.c lib/safeopen.h

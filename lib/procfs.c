@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,4 +50,56 @@ uint64_t cpa_proc_start_realtime_ns(uint32_t pid)
 	if (since_boot > boot_now || boot_now - since_boot > real_now)
 		return 0;
 	return real_now - (boot_now - since_boot);
+}
+
+/* "Uid:\tR\tE\tS\tFS": the fourth number, the one files are judged by */
+static bool fourth_id(const char *s, uint32_t *out)
+{
+	unsigned long v[4];
+	if (sscanf(s, "%lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
+		return false;
+	*out = (uint32_t)v[3];
+	return true;
+}
+
+bool cpa_proc_status(uint32_t pid, struct cpa_proc_status *st)
+{
+	char path[64], line[1024];
+	bool uid = false, gid = false;
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	memset(st, 0, sizeof(*st));
+	st->nspid = pid;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *e;
+		if (!strncmp(line, "SigCgt:", 7)) {
+			st->sigcgt = strtoull(line + 7, NULL, 16);
+		} else if (!strncmp(line, "NSpid:", 6)) {
+			for (s = line + 6;; s = e) {
+				unsigned long v = strtoul(s, &e, 10);
+				if (e == s)
+					break;
+				st->nspid = (uint32_t)v;
+			}
+		} else if (!strncmp(line, "Uid:", 4)) {
+			uid = fourth_id(line + 4, &st->fsuid);
+		} else if (!strncmp(line, "Gid:", 4)) {
+			gid = fourth_id(line + 4, &st->fsgid);
+		} else if (!strncmp(line, "Groups:", 7)) {
+			for (s = line + 7;; s = e) {
+				unsigned long g = strtoul(s, &e, 10);
+				if (e == s)
+					break;
+				if (st->ngroups < CPA_PROC_MAX_GROUPS)
+					st->groups[st->ngroups++] = (uint32_t)g;
+				else
+					st->groups_cut = true;
+			}
+		}
+	}
+	fclose(f);
+	st->have_ids = uid && gid;
+	return true;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "safeopen.h"
@@ -21,6 +22,8 @@ static const char *const refusal_names[SAFEOPEN_REFUSAL_COUNT] = {
 	[SAFEOPEN_NOT_REGULAR] = "not-regular",
 	[SAFEOPEN_WRONG_FILE] = "not-the-mapped-file",
 	[SAFEOPEN_UNVERIFIED] = "unverified-host-path",
+	[SAFEOPEN_TOO_BIG] = "too-big",
+	[SAFEOPEN_NOT_PERMITTED] = "not-readable-by-process",
 };
 
 const char *safeopen_refusal_name(unsigned why)
@@ -51,33 +54,111 @@ int safeopen_proc_root(uint32_t pid)
 	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
+int safeopen_cred_of(uint32_t pid, struct safeopen_cred *c)
+{
+	struct cpa_proc_status st;
+	memset(c, 0, sizeof(*c));
+	if (!cpa_proc_status(pid, &st))
+		return -1;
+	if (!st.have_ids) {
+		errno = ESRCH;	/* a zombie shows no ids */
+		return -1;
+	}
+	c->uid = st.fsuid;
+	c->gid = st.fsgid;
+	c->ngroups = st.ngroups;
+	for (unsigned i = 0; i < st.ngroups; i++)
+		c->groups[i] = st.groups[i];
+	return 0;
+}
+
+static bool in_groups(const struct safeopen_cred *c, gid_t g)
+{
+	if (c->gid == g)
+		return true;
+	for (unsigned i = 0; i < c->ngroups; i++)
+		if (c->groups[i] == g)
+			return true;
+	return false;
+}
+
+/*
+ * Whether the kernel would grant c the access bit (4 read, 1 search) on
+ * a file of st, by its mode: the owner's bits for its owner, else the
+ * group's for a member, else the others'. Root (as this namespace sees
+ * the process) is granted everything, as CAP_DAC_OVERRIDE would.
+ */
+static bool cred_may(const struct safeopen_cred *c, const struct stat *st,
+		     unsigned bit)
+{
+	unsigned mode = st->st_mode;
+	if (c->uid == 0)
+		return true;
+	if (st->st_uid == c->uid)
+		return mode & (bit << 6);
+	if (in_groups(c, st->st_gid))
+		return mode & (bit << 3);
+	return mode & bit;
+}
+
+/*
+ * A POSIX ACL can deny a user what the mode bits give the others; its
+ * entries are not read here, so a file with one is taken as readable by
+ * its owner alone.
+ */
+static bool has_acl(int pathfd)
+{
+	char self[40];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
+	return getxattr(self, "system.posix_acl_access", NULL, 0) > 0;
+}
+
+static int refuse(enum safeopen_refusal why, int e)
+{
+	safeopen_count(why);
+	errno = e;
+	return -1;
+}
+
+/* The rules on the file pst of pathfd; 0 or -1 with errno, counted. */
+static int check_rules(int pathfd, const struct stat *pst,
+		       const struct safeopen_rules *r)
+{
+	if (!S_ISREG(pst->st_mode))
+		return refuse(SAFEOPEN_NOT_REGULAR, EPERM);
+	if (!r)
+		return 0;
+	if (r->ino && (uint64_t)pst->st_ino != r->ino)
+		return refuse(SAFEOPEN_WRONG_FILE, EPERM);
+	if (r->max_size && (uint64_t)pst->st_size > r->max_size)
+		return refuse(SAFEOPEN_TOO_BIG, EFBIG);
+	if (r->as && (!cred_may(r->as, pst, 4) ||
+		      (r->as->uid && pst->st_uid != r->as->uid &&
+		       has_acl(pathfd))))
+		return refuse(SAFEOPEN_NOT_PERMITTED, EPERM);
+	return 0;
+}
+
 /*
  * The file behind an O_PATH descriptor, opened for reading when it is a
- * regular file with the wanted inode. Reopening through /proc/self/fd
+ * regular file that passes the rules. Reopening through /proc/self/fd
  * opens the very inode the descriptor holds, whatever the path now names.
  */
-static int open_checked(int pathfd, uint64_t want_ino, struct stat *st)
+static int open_checked(int pathfd, const struct safeopen_rules *rules,
+			struct stat *st)
 {
 	struct stat pst;
-	if (fstat(pathfd, &pst) < 0)
+	if (fstat(pathfd, &pst) < 0 || check_rules(pathfd, &pst, rules) < 0)
 		goto fail;
-	if (!S_ISREG(pst.st_mode)) {
-		safeopen_count(SAFEOPEN_NOT_REGULAR);
-		errno = EPERM;
-		goto fail;
-	}
-	if (want_ino && (uint64_t)pst.st_ino != want_ino) {
-		safeopen_count(SAFEOPEN_WRONG_FILE);
-		errno = EPERM;
-		goto fail;
-	}
 	char self[40];
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
 	int fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		goto fail;
 	if (fstat(fd, st) < 0 || st->st_dev != pst.st_dev ||
-	    st->st_ino != pst.st_ino || !S_ISREG(st->st_mode)) {
+	    st->st_ino != pst.st_ino || !S_ISREG(st->st_mode) ||
+	    (rules && rules->max_size &&
+	     (uint64_t)st->st_size > rules->max_size)) {
 		close(fd);
 		errno = EPERM;
 		goto fail;
@@ -123,13 +204,16 @@ static bool same_dir(int a, const struct stat *b)
  * O_PATH|O_NOFOLLOW: a symlink's text is read and walked again from the
  * root when absolute, from the current directory when relative; ".." at
  * the root stays there. Magic links (/proc/self/...) are read as text
- * too, so they cannot lead out either.
+ * too, so they cannot lead out either. With cred, every directory looked
+ * into must be searchable by it (the file's own mode is check_rules').
  */
-static int resolve_walk(int rootfd, const char *path)
+static int resolve_walk(int rootfd, const char *path,
+			const struct safeopen_cred *cred)
 {
-	struct stat root_st;
+	struct stat root_st, cur_st;
 	if (fstat(rootfd, &root_st) < 0)
 		return -1;
+	cur_st = root_st;
 	/* rest holds what is left to walk; room for one symlink's text
 	 * in front of the remainder */
 	char *rest = malloc(2 * PATH_MAX + 2), *link = malloc(PATH_MAX);
@@ -164,6 +248,10 @@ static int resolve_walk(int rootfd, const char *path)
 			continue;
 		if (!strcmp(comp, "..") && same_dir(cur, &root_st))
 			continue;
+		if (cred && !cred_may(cred, &cur_st, 1)) {
+			refuse(SAFEOPEN_NOT_PERMITTED, EACCES);
+			goto fail;
+		}
 		int next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0)
 			goto fail;
@@ -198,11 +286,13 @@ static int resolve_walk(int rootfd, const char *path)
 				cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
 				if (cur < 0)
 					goto fail;
+				cur_st = root_st;
 			}
 			continue;
 		}
 		close(cur);
 		cur = next;
+		cur_st = st;
 		if (*p && !S_ISDIR(st.st_mode)) {
 			errno = ENOTDIR;
 			goto fail;
@@ -223,28 +313,42 @@ fail:;
 	return -1;
 }
 
-int safeopen_in_root(int rootfd, const char *path, uint64_t want_ino,
-		     struct stat *st)
+int safeopen_in_root(int rootfd, const char *path,
+		     const struct safeopen_rules *rules, struct stat *st)
 {
 	int pathfd = -1;
-	if (!force_walk()) {
+	const struct safeopen_cred *cred = rules ? rules->as : NULL;
+	/* openat2 cannot say which directories it went through: judged by
+	 * a process's access, the path is walked by hand */
+	if (!cred && !force_walk()) {
 		pathfd = resolve_openat2(rootfd, path);
 		if (pathfd < 0 && errno != ENOSYS)
 			return -1;
 	}
 	if (pathfd < 0)
-		pathfd = resolve_walk(rootfd, path);
+		pathfd = resolve_walk(rootfd, path, cred);
 	if (pathfd < 0)
 		return -1;
-	return open_checked(pathfd, want_ino, st);
+	return open_checked(pathfd, rules, st);
 }
 
-int safeopen_host(const char *path, uint64_t want_ino, struct stat *st)
+int safeopen_host(const char *path, const struct safeopen_rules *rules,
+		  struct stat *st)
 {
-	int pathfd = open(path, O_PATH | O_CLOEXEC);
+	int pathfd;
+	if (rules && rules->as) {
+		/* a host path judged by a process's access: walked from / */
+		int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root < 0)
+			return -1;
+		pathfd = resolve_walk(root, path, rules->as);
+		close(root);
+	} else {
+		pathfd = open(path, O_PATH | O_CLOEXEC);
+	}
 	if (pathfd < 0)
 		return -1;
-	return open_checked(pathfd, want_ino, st);
+	return open_checked(pathfd, rules, st);
 }
 
 /*
@@ -269,18 +373,19 @@ static const char *inside_root(uint32_t pid, const char *path, char *buf,
 	return path + plen;
 }
 
-int safeopen_in_proc_root(uint32_t pid, const char *path, uint64_t want_ino,
-			  struct stat *st, int *rootfd)
+int safeopen_in_proc_root(uint32_t pid, const char *path,
+			  const struct safeopen_rules *rules, struct stat *st,
+			  int *rootfd)
 {
 	*rootfd = safeopen_proc_root(pid);
 	if (*rootfd < 0)
 		return -1;
-	int fd = safeopen_in_root(*rootfd, path, want_ino, st);
+	int fd = safeopen_in_root(*rootfd, path, rules, st);
 	if (fd < 0 && errno == ENOENT) {
 		char buf[PATH_MAX];
 		const char *rest = inside_root(pid, path, buf, sizeof(buf));
 		if (rest)
-			fd = safeopen_in_root(*rootfd, rest, want_ino, st);
+			fd = safeopen_in_root(*rootfd, rest, rules, st);
 	}
 	if (fd < 0) {
 		int e = errno;
