@@ -16,6 +16,7 @@
 
 #include "jvmattach.h"
 #include "log.h"
+#include "procfs.h"
 
 #define POLL_MS 20
 
@@ -23,28 +24,11 @@
  * when the process is gone. */
 static bool read_status(uint32_t pid, uint32_t *nspid, uint64_t *sigcgt)
 {
-	char path[64], line[256];
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	struct cpa_proc_status st;
+	if (!cpa_proc_status(pid, &st))
 		return false;
-	*nspid = pid;
-	*sigcgt = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "SigCgt:", 7)) {
-			*sigcgt = strtoull(line + 7, NULL, 16);
-		} else if (!strncmp(line, "NSpid:", 6)) {
-			char *s = line + 6, *e;
-			for (;;) {
-				unsigned long v = strtoul(s, &e, 10);
-				if (e == s)
-					break;
-				*nspid = (uint32_t)v;
-				s = e;
-			}
-		}
-	}
-	fclose(f);
+	*nspid = st.nspid;
+	*sigcgt = st.sigcgt;
 	return true;
 }
 
@@ -139,12 +123,23 @@ int jvm_target_open(struct jvm_target *t, uint32_t pid, char *err,
 	return 0;
 }
 
+static void trigger_name(const struct jvm_target *t, char *buf, size_t len)
+{
+	snprintf(buf, len, ".attach_pid%u", t->nspid);
+}
+
 void jvm_target_close(struct jvm_target *t)
 {
 	if (t->triggered) {
+		/* the JVM's user may have put another file at the name since:
+		 * only the one we created is removed */
 		char trigger[64];
-		snprintf(trigger, sizeof(trigger), ".attach_pid%u", t->nspid);
-		unlinkat(t->tmpfd, trigger, 0);
+		struct stat st;
+		trigger_name(t, trigger, sizeof(trigger));
+		if (fstatat(t->tmpfd, trigger, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (uint64_t)st.st_dev == t->trigger_dev &&
+		    (uint64_t)st.st_ino == t->trigger_ino)
+			unlinkat(t->tmpfd, trigger, 0);
 		t->triggered = false;
 	}
 	if (t->tmpfd >= 0)
@@ -169,6 +164,56 @@ int jvm_attach_listening(struct jvm_target *t)
 	return process_gone(t->pid) ? JVM_ATTACH_GONE : 0;
 }
 
+/*
+ * The trigger file in the JVM's /tmp, which its user can write: a name
+ * it chose in advance may be a hard link to any file (fs.protected_hardlinks
+ * is 0 by default), so the file is created new, checked to be the new
+ * empty file we made, and only then given to the JVM's user (a JVM in a
+ * user namespace accepts no other owner). One that is already there is
+ * someone else's: used as it is when the JVM takes it, never chowned or
+ * removed.
+ */
+static int make_trigger(struct jvm_target *t, const char *trigger, char *err,
+			size_t errlen)
+{
+	struct stat st;
+	int tfd = openat(t->tmpfd, trigger, O_WRONLY | O_CREAT | O_EXCL |
+					    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (tfd < 0 && errno == EEXIST) {
+		int pfd = openat(t->tmpfd, trigger,
+				 O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		bool usable = pfd >= 0 && fstat(pfd, &st) == 0 &&
+			      S_ISREG(st.st_mode) &&
+			      (st.st_uid == t->uid || st.st_uid == 0);
+		if (pfd >= 0)
+			close(pfd);
+		if (usable)
+			return 0;
+		cpa_fail(err, errlen, "/tmp/%s is there already and is not a "
+			 "trigger the JVM takes: not attached", trigger);
+		return JVM_ATTACH_REFUSED;
+	}
+	if (tfd < 0) {
+		cpa_fail(err, errlen, "/tmp/%s: %s", trigger, strerror(errno));
+		return JVM_ATTACH_FAILED;
+	}
+	if (fstat(tfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid() || st.st_size != 0) {
+		close(tfd);
+		cpa_fail(err, errlen, "/tmp/%s: not the file just created",
+			 trigger);
+		return JVM_ATTACH_FAILED;
+	}
+	t->triggered = true;
+	t->trigger_dev = (uint64_t)st.st_dev;
+	t->trigger_ino = (uint64_t)st.st_ino;
+	if (fchown(tfd, t->uid, t->gid) < 0) {
+		/* root's file is still accepted outside user namespaces */
+	}
+	close(tfd);
+	return 0;
+}
+
 int jvm_attach_trigger(struct jvm_target *t, char *err, size_t errlen)
 {
 	/* A process that does not catch SIGQUIT (not a JVM, or one run
@@ -179,21 +224,10 @@ int jvm_attach_trigger(struct jvm_target *t, char *err, size_t errlen)
 		return JVM_ATTACH_REFUSED;
 	}
 	char trigger[64];
-	snprintf(trigger, sizeof(trigger), ".attach_pid%u", t->nspid);
-	int tfd = openat(t->tmpfd, trigger,
-			 O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (tfd < 0) {
-		cpa_fail(err, errlen, "/tmp/%s: %s", trigger, strerror(errno));
-		return JVM_ATTACH_FAILED;
-	}
-	t->triggered = true;
-	/* The JVM accepts a trigger owned by its own user or by root; in
-	 * a user namespace root is not root, so the file is given to the
-	 * JVM's user where we may. */
-	if (fchown(tfd, t->uid, t->gid) < 0) {
-		/* root's file is still accepted outside user namespaces */
-	}
-	close(tfd);
+	trigger_name(t, trigger, sizeof(trigger));
+	int rc = t->triggered ? 0 : make_trigger(t, trigger, err, errlen);
+	if (rc < 0)
+		return rc;
 	if (kill((pid_t)t->pid, SIGQUIT) < 0) {
 		int e = errno;
 		cpa_fail(err, errlen, "SIGQUIT: %s", strerror(e));

@@ -36,6 +36,7 @@ struct jvm_target {
 	uint64_t sigcgt;	/* signals it catches */
 	int tmpfd;		/* O_PATH, its /tmp inside its root */
 	bool triggered;		/* our .attach_pid file is there */
+	uint64_t trigger_dev, trigger_ino;	/* the file we created */
 };
 
 /*
@@ -55,13 +56,17 @@ int jvm_attach(uint32_t pid, const char *cmd, const char *const args[3],
  * jvm_attach_error with err. */
 int jvm_target_open(struct jvm_target *t, uint32_t pid, char *err,
 		    size_t errlen);
-/* Removes the trigger file, if any, and closes. */
+/* Removes the trigger file if we created it and it is still there,
+ * and closes. */
 void jvm_target_close(struct jvm_target *t);
 /* 1 when the listener's socket is there, 0 when not, or
  * JVM_ATTACH_GONE. */
 int jvm_attach_listening(struct jvm_target *t);
 /* The trigger file, then SIGQUIT; sent only to a process that catches
- * it, since it ends any other. */
+ * it, since it ends any other. The file is created new (O_EXCL), and
+ * only a file created so is given to the JVM's user; a trigger that is
+ * already there is used as it is when the JVM would accept it (a
+ * regular file of its user or root), else refused, never changed. */
 int jvm_attach_trigger(struct jvm_target *t, char *err, size_t errlen);
 /* After the trigger: 1 when the listener is up, 0 while it may still
  * come (before deadline_ms, CLOCK_MONOTONIC), else an error. */
