@@ -35,6 +35,7 @@ struct elfcache {
 	struct elf_obj *lru_head, *lru_tail;	/* head: most recent */
 	struct elf_obj *vdso;
 	uint64_t max_bytes;
+	const uint64_t *shared;	/* of max_bytes, held by others */
 	uint64_t max_object;	/* what one object may cost */
 	struct elfcache_stats st;
 	uint64_t deadline_ns;	/* of the sample being unwound */
@@ -888,16 +889,23 @@ void elfcache_put(struct elfcache *c, struct elf_obj *o)
 		o->refs--;
 }
 
+void elfcache_share(struct elfcache *c, const uint64_t *used)
+{
+	c->shared = used;
+}
+
 void elfcache_trim(struct elfcache *c)
 {
 	adopt_finished(c);
-	if (c->st.bytes <= c->max_bytes)
+	uint64_t others = c->shared ? *c->shared : 0;
+	uint64_t max = others < c->max_bytes ? c->max_bytes - others : 0;
+	if (c->st.bytes <= max)
 		return;
 	/* the loader reads the chains and o->loaded */
 	pthread_mutex_lock(&c->lock);
 	struct elf_obj *o = c->lru_tail;
 	uint64_t was = c->st.bytes;
-	while (c->st.bytes > c->max_bytes && o) {
+	while (c->st.bytes > max && o) {
 		struct elf_obj *prev = o->lru_prev;
 		if (o->refs == 0) {
 			destroy(c, o);

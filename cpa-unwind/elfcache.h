@@ -97,6 +97,9 @@ void elfcache_charge(struct elfcache *c, struct elf_obj *o, size_t n);
 /* Marks o most recently used. */
 void elfcache_touch(struct elfcache *c, struct elf_obj *o);
 void elfcache_put(struct elfcache *c, struct elf_obj *o);
+/* *used (the processes' own caches, budget.h) counts against the
+ * cache's bound too. */
+void elfcache_share(struct elfcache *c, const uint64_t *used);
 /* Applies the memory bound; called between samples, never mid-walk. */
 void elfcache_trim(struct elfcache *c);
 /* Forgets every cached output string id (the output dictionaries started

@@ -149,3 +149,11 @@ tests_unit_unwind_test_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
 tests_unit_unwind_test_LDADD = lib/libcpa.a $(LIBDW_LIBS) $(LIBELF_LIBS) \
 	$(DEBUGINFOD_LIBS) $(IBERTY_LIBS) $(M_LIBS)
 TESTS += tests/unit/unwind_test
+
+# Hostile processes (tests/hostile/): forged_pycode lays out forged
+# Python code objects in its memory and writes the stream naming them.
+TESTS += tests/bats/unwind-hostile-procs.bats
+EXTRA_DIST += tests/bats/unwind-hostile-procs.bats
+check_PROGRAMS += tests/hostile/forged_pycode
+tests_hostile_forged_pycode_SOURCES = tests/hostile/forged_pycode.c
+tests_hostile_forged_pycode_LDADD = lib/libcpa.a

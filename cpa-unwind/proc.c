@@ -22,14 +22,31 @@ struct proctab {
 	struct elfcache *cache;
 	uint32_t count, max;
 	uint64_t clock;		/* lookups, for least-recently-used order */
+	struct budget budget;	/* of the processes' own caches */
 };
 
-struct proctab *proctab_new(struct elfcache *cache, uint32_t max_procs)
+struct proctab *proctab_new(struct elfcache *cache, uint32_t max_procs,
+			    uint64_t max_cache)
 {
 	struct proctab *t = cpa_calloc(1, sizeof(*t));
 	t->cache = cache;
 	t->max = max_procs;
+	budget_init(&t->budget, max_cache);
+	if (cache)
+		elfcache_share(cache, &t->budget.used);
 	return t;
+}
+
+struct budget *proctab_budget(struct proctab *t)
+{
+	return &t->budget;
+}
+
+void proc_drop_caches(struct proc *p)
+{
+	perfmap_free(&p->jit);
+	pycodes_free(p->py);
+	p->py = NULL;
 }
 
 static void release_mapping(struct proctab *t, struct mapping *m)
@@ -111,8 +128,29 @@ uint32_t proctab_count(const struct proctab *t)
 	return t->count;
 }
 
+/* The least recently used process whose caches hold anything. */
+static struct proc *oldest_caching(struct proctab *t)
+{
+	struct proc *old = NULL;
+	for (unsigned b = 0; b < NBUCKETS; b++)
+		for (struct proc *p = t->buckets[b]; p; p = p->hnext)
+			if (pycodes_bytes(p->py) &&
+			    (!old || p->last_used < old->last_used))
+				old = p;
+	return old;
+}
+
 void proctab_trim(struct proctab *t)
 {
+	/* Rare: each process holds at most budget.per_proc of a kind, so
+	 * only many of them together pass the total. */
+	while (t->budget.used > t->budget.total) {
+		struct proc *old = oldest_caching(t);
+		if (!old)
+			break;
+		proc_drop_caches(old);
+		t->budget.dropped++;
+	}
 	/* Rare (only streams without exit records reach the limit), so a
 	 * scan for the oldest is cheaper than keeping a list per lookup. */
 	while (t->count > t->max) {

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "budget.h"
 #include "elfcache.h"
 #include "jvm.h"
 #include "perfmap.h"
@@ -57,7 +58,12 @@ struct proc {
 
 struct proctab;
 
-struct proctab *proctab_new(struct elfcache *cache, uint32_t max_procs);
+/* max_cache: --max-cache, which the processes' own caches share with
+ * the ELF objects (budget.h). */
+struct proctab *proctab_new(struct elfcache *cache, uint32_t max_procs,
+			    uint64_t max_cache);
+/* The budget of the processes' caches. */
+struct budget *proctab_budget(struct proctab *t);
 void proctab_free(struct proctab *t);
 /* The state of pid, created empty when new. */
 struct proc *proctab_get(struct proctab *t, uint32_t pid);
@@ -65,8 +71,13 @@ struct proc *proctab_find(struct proctab *t, uint32_t pid);
 /* Forgets pid and releases its objects. */
 void proctab_remove(struct proctab *t, uint32_t pid);
 uint32_t proctab_count(const struct proctab *t);
-/* Drops least recently used processes beyond the limit. */
+/* Drops least recently used processes beyond the limit, and the caches
+ * of least recently used processes while they hold more than the
+ * budget's total. */
 void proctab_trim(struct proctab *t);
+/* Frees p's own caches (perf map, Python codes): they are read again
+ * when needed. */
+void proc_drop_caches(struct proc *p);
 
 /* Adds a mapping, replacing what it overlaps (as mmap does). */
 void proc_add_mapping(struct proctab *t, struct proc *p, uint64_t start,

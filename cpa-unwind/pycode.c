@@ -5,6 +5,12 @@
  * sample's line is looked up in that table each time. What cannot be read
  * (the process is gone, the address holds no code object of the version
  * the sample names) is kept as unreadable and not read again.
+ *
+ * The process decides how many code objects it shows and how large
+ * their tables are (forged ones that are never reused, with 60 KB line
+ * tables, once took cpa-unwind to 3.48 GB): a process's codes are charged
+ * to the budget (budget.h) and started over when they would pass its
+ * share of --max-cache.
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -13,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "buf.h"
 #include "hash.h"
 #include "htab.h"
@@ -31,18 +38,33 @@ struct pycodes {
 	struct pycode *codes;		/* [0] unused: ids start at 1 */
 	uint32_t n, cap;
 	struct cpa_htab index;
+	struct budget *budget;
+	uint64_t bytes;			/* charged to it */
 };
 
-static struct pycodes *pycodes_of(struct proc *p)
+static struct pycodes *pycodes_of(struct proc *p, struct budget *b)
 {
 	if (!p->py) {
 		p->py = cpa_calloc(1, sizeof(*p->py));
 		p->py->mem = -1;
+		p->py->budget = b;
 		cpa_htab_init(&p->py->index, 64);
 		CPA_GROW(p->py->codes, p->py->cap, 1);
 		p->py->n = 1;
 	}
 	return p->py;
+}
+
+/* What one code object holds: its entry, its index slot, its strings
+ * and its line table. */
+static uint64_t code_cost(const struct pycode *pc)
+{
+	uint64_t n = sizeof(*pc) + 2 * sizeof(uint32_t) + pc->nlines;
+	if (pc->qualname)
+		n += strlen(pc->qualname) + 1;
+	if (pc->filename)
+		n += strlen(pc->filename) + 1;
+	return n;
 }
 
 static void codes_clear(struct pycodes *c)
@@ -54,6 +76,8 @@ static void codes_clear(struct pycodes *c)
 	}
 	c->n = 1;
 	cpa_htab_clear(&c->index);
+	budget_charge(c->budget, BUDGET_PYCODE, -(int64_t)c->bytes);
+	c->bytes = 0;
 }
 
 void pycodes_free(struct pycodes *c)
@@ -213,10 +237,10 @@ static void read_code(struct pycodes *c, uint32_t pid,
 	pc->nlines = (uint32_t)n;
 }
 
-const struct pycode *pycode_get(struct proc *p, const struct cpa_py_offsets *o,
-				uint64_t addr)
+const struct pycode *pycode_get(struct proc *p, struct budget *b,
+				const struct cpa_py_offsets *o, uint64_t addr)
 {
-	struct pycodes *c = pycodes_of(p);
+	struct pycodes *c = pycodes_of(p, b);
 	uint32_t pid = p->pid;
 	struct cpa_htab_probe pr;
 	uint64_t h = cpa_hash_u64(addr);
@@ -225,17 +249,33 @@ const struct pycode *pycode_get(struct proc *p, const struct cpa_py_offsets *o,
 	     id = cpa_htab_next(&c->index, &pr))
 		if (c->codes[id].addr == addr)
 			return &c->codes[id];
-	if (c->n > PY_MAX_CODES) {
+	struct pycode code = { .addr = addr };
+	read_code(c, pid, o, &code);
+	uint64_t cost = code_cost(&code);
+	if (cost > b->per_proc) {
+		/* alone over the budget (a tiny --max-cache): names only */
+		free(code.lines);
+		code.lines = NULL;
+		code.nlines = 0;
+		cost = code_cost(&code);
+	}
+	if (c->n > PY_MAX_CODES || c->bytes + cost > b->per_proc) {
+		b->full[BUDGET_PYCODE]++;
 		codes_clear(c);
 		cpa_htab_first(&c->index, h, &pr);
 	}
 	CPA_GROW(c->codes, c->cap, c->n + 1);
 	struct pycode *pc = &c->codes[c->n];
-	memset(pc, 0, sizeof(*pc));
-	pc->addr = addr;
-	read_code(c, pid, o, pc);
+	*pc = code;
 	cpa_htab_add(&c->index, &pr, c->n++);
+	c->bytes += cost;
+	budget_charge(b, BUDGET_PYCODE, (int64_t)cost);
 	return pc;
+}
+
+uint64_t pycodes_bytes(const struct pycodes *c)
+{
+	return c ? c->bytes : 0;
 }
 
 static uint32_t varint(const uint8_t **p, const uint8_t *end)

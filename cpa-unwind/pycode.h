@@ -13,6 +13,7 @@
 
 #define PYCODE_MAX_STR 1024	/* characters of a name kept */
 
+struct budget;
 struct proc;
 struct pycodes;
 
@@ -25,10 +26,14 @@ struct pycode {
 	uint8_t format;			/* enum cpa_py_lines */
 };
 
-/* The code object at addr in p, read on first use; never NULL, but its
- * names are NULL when it could not be read. */
-const struct pycode *pycode_get(struct proc *p, const struct cpa_py_offsets *o,
-				uint64_t addr);
+/* The code object at addr in p, read on first use and charged to b
+ * (budget.h: p's codes start over when they would pass its per-process
+ * share); never NULL, but its names are NULL when it could not be read.
+ * The pointer is good until the next call. */
+const struct pycode *pycode_get(struct proc *p, struct budget *b,
+				const struct cpa_py_offsets *o, uint64_t addr);
+/* Bytes p's codes hold (0 for NULL). */
+uint64_t pycodes_bytes(const struct pycodes *c);
 /*
  * A compact str object, as its header (PYSTR_HEADER bytes from its
  * start) describes it: len characters of kind bytes each (1 for ASCII),

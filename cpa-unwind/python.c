@@ -24,7 +24,8 @@ static uint32_t frame_id(struct unwinder *u, struct proc *p,
 			 const struct cpa_py_offsets *o,
 			 const struct cpa_py_frame *f)
 {
-	const struct pycode *pc = o ? pycode_get(p, o, f->code) : NULL;
+	const struct pycode *pc =
+		o ? pycode_get(p, proctab_budget(u->procs), o, f->code) : NULL;
 	char buf[2 * PYCODE_MAX_STR * 4 + 64];
 	int n;
 
@@ -38,12 +39,13 @@ static uint32_t frame_id(struct unwinder *u, struct proc *p,
 			     n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
-void python_read_codes(struct proc *p, const struct cpa_raw_sample *s)
+void python_read_codes(struct unwinder *u, struct proc *p,
+		       const struct cpa_raw_sample *s)
 {
 	const struct cpa_py_offsets *o = cpa_py_offsets(s->py_version);
 
 	for (unsigned i = 0; o && i < s->n_py; i++)
-		pycode_get(p, o, s->py[i].code);
+		pycode_get(p, proctab_budget(u->procs), o, s->py[i].code);
 }
 
 static bool is_eval_frame(const char *raw)

@@ -17,7 +17,8 @@ struct proc;
 
 /* Reads the sample's code objects now, before the native walk may wait
  * for ELF objects to load: the process may exit meanwhile. */
-void python_read_codes(struct proc *p, const struct cpa_raw_sample *s);
+void python_read_codes(struct unwinder *u, struct proc *p,
+		       const struct cpa_raw_sample *s);
 
 /*
  * The native chain ips[0..nips) (leaf first) with the sample's Python

@@ -119,8 +119,10 @@ int unwind_stream(struct unwinder *u, struct output *out,
 		}
 		if (rec.type == CPA_REC_RAW_SAMPLE) {
 			elfcache_take_fetched(u->cache);
-			elfcache_trim(u->cache);
+			/* the processes' caches first: the objects then fit
+			 * in what they leave of --max-cache */
 			proctab_trim(u->procs);
+			elfcache_trim(u->cache);
 		}
 		/* counters are copied in batches: a report is at most 64
 		 * records behind; a due report waits for no batch, as cpa

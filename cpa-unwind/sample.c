@@ -30,7 +30,7 @@ void unwinder_init(struct unwinder *u, const struct unwind_opts *opts,
 	elfcache_set_debug(u->cache, opts->debug_dir ? opts->debug_dir
 						      : DEBUG_DIR_DEFAULT,
 			   opts->fetch);
-	u->procs = proctab_new(u->cache, opts->max_procs);
+	u->procs = proctab_new(u->cache, opts->max_procs, opts->max_cache);
 	u->cgroups = cgroups_new(NULL);
 	u->allocs = allocs_new(opts->max_allocs);
 	if (opts->java_attach)
@@ -156,7 +156,7 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	}
 	bool python = p && (s.flags & CPA_RAW_PY_FRAMES);
 	if (python)
-		python_read_codes(p, &s);
+		python_read_codes(u, p, &s);
 
 	/* A snapshot of the whole stack comes without the kernel's FP
 	 * chain: the same chain is in the snapshot. */
@@ -314,11 +314,9 @@ int unwind_task(struct unwinder *u, const struct cpa_record *rec, char *err,
 			p->env_read = false;
 			free(p->env);
 			p->env = NULL;
-			perfmap_free(&p->jit);
+			proc_drop_caches(p);
 			jvm_interp_free(&p->jvm.interp);
 			memset(&p->jvm, 0, sizeof(p->jvm));
-			pycodes_free(p->py);
-			p->py = NULL;
 		}
 		break;
 	}

@@ -70,6 +70,13 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 		cs.unloads, cs.reloads, (double)cs.load_ns / 1e9,
 		cs.load_waits);
 	fprintf(f, "  cfi refused    fdes=%" PRIu64 "\n", cs.cfi_refused_fdes);
+	const struct budget *bu = proctab_budget(u->procs);
+	fprintf(f, "  process caches perfmap-bytes=%" PRIu64 " pycode-bytes=%"
+		   PRIu64 " per-process=%" PRIu64 " total=%" PRIu64
+		   " perfmap-full=%" PRIu64 " pycode-full=%" PRIu64
+		   " dropped=%" PRIu64 "\n", bu->used_kind[BUDGET_PERFMAP],
+		bu->used_kind[BUDGET_PYCODE], bu->per_proc, bu->total,
+		bu->full[BUDGET_PERFMAP], bu->full[BUDGET_PYCODE], bu->dropped);
 	if (u->opts.fetch) {
 		struct dbgfetch_stats ds;
 		dbgfetch_stats(u->opts.fetch, &ds);
@@ -129,6 +136,7 @@ static struct {
 	uint64_t *over_budget, *cfi_refused, *cg_walks, *cg_known;
 	uint64_t *dbg_fetched, *dbg_failures;
 	uint64_t *heap_used, *heap_free;
+	uint64_t *perfmap_bytes, *pycode_bytes, *caches_full, *caches_dropped;
 } ctr;
 
 void stats_publish_init(void)
@@ -178,6 +186,10 @@ void stats_publish_init(void)
 	ctr.dbg_failures = cpa_stat("debuginfod_failures");
 	ctr.heap_used = cpa_gauge("heap_used_bytes");
 	ctr.heap_free = cpa_gauge("heap_free_bytes");
+	ctr.perfmap_bytes = cpa_gauge("perfmap_bytes");
+	ctr.pycode_bytes = cpa_gauge("pycode_bytes");
+	ctr.caches_full = cpa_stat("process_caches_full");
+	ctr.caches_dropped = cpa_stat("process_caches_dropped");
 }
 
 /* Upper bound of the histogram bucket holding quantile q. */
@@ -244,6 +256,11 @@ void stats_publish(struct unwinder *u)
 	struct mallinfo2 mi = mallinfo2();
 	*ctr.heap_used = mi.uordblks + mi.hblkhd;
 	*ctr.heap_free = mi.fordblks;
+	const struct budget *b = proctab_budget(u->procs);
+	*ctr.perfmap_bytes = b->used_kind[BUDGET_PERFMAP];
+	*ctr.pycode_bytes = b->used_kind[BUDGET_PYCODE];
+	*ctr.caches_full = b->full[BUDGET_PERFMAP] + b->full[BUDGET_PYCODE];
+	*ctr.caches_dropped = b->dropped;
 	uint64_t refused[SAFEOPEN_REFUSAL_COUNT];
 	safeopen_refusals(refused);
 	*ctr.files_refused = 0;

@@ -80,7 +80,7 @@ static void setup(struct fixture *f)
 	f->obj.nsegs = 1;
 	f->obj.segs[0] = (struct elf_seg){ .offset = 0, .vaddr = 0, .filesz = 0x10000 };
 
-	f->procs = proctab_new(NULL, 16);
+	f->procs = proctab_new(NULL, 16, 24u << 20);
 	f->p = proctab_get(f->procs, 42);
 	proc_add_mapping(f->procs, f->p, MAP_START, MAP_START + 0x10000, 0,
 			 "/bin/fake", 9, 0, NULL, 0);
