@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The capture filters (--pid, --tid, --comm, --cgroup, --cpu), shared by
- * every BPF object of cpa-capture: each object declares the same maps,
- * and the loader fills the first object's and hands their fds to the
- * others (bpf_map__reuse_fd), so one set of filters selects for all.
+ * The capture filters (--pid, --tid, --comm, --cgroup and --container,
+ * --cpu), shared by every BPF object of cpa-capture: each object declares
+ * the same maps, and the loader fills the first object's and hands their
+ * fds to the others (bpf_map__reuse_fd), so one set of filters selects
+ * for all.
  * The rodata switches are set per object.
  */
 #ifndef CPA_BPF_FILTER_H
@@ -15,6 +16,9 @@ const volatile bool filter_tid = false;
 const volatile bool filter_comm = false;
 const volatile bool filter_cgroup = false;
 const volatile bool filter_cpu = false;
+/* The cgroup v1 hierarchy of the cgroups_v1 map, by the subsystem id of
+ * one of its controllers; -1: no v1 cgroup selected. */
+const volatile int cgroup_v1_ssid = -1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -28,7 +32,7 @@ struct {
 	__type(key, __u64);
 	__type(value, __u8);
 	__uint(max_entries, 1024);
-} cgroups SEC(".maps");
+} cgroups SEC(".maps"), cgroups_v1 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -49,20 +53,48 @@ static __always_inline __u64 task_cgroup_id(struct task_struct *t)
 	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
 }
 
-/* True when the task's cgroup, or one of its ancestors, was selected. */
-static __always_inline bool cgroup_selected(struct task_struct *t)
+/* True when cg, or one of its ancestors, is in map. */
+static __always_inline bool cgroup_in(struct cgroup *cg, void *map)
 {
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
-
 	for (int i = 0; i < 16 && cg; i++) {
 		__u64 id = BPF_CORE_READ(cg, kn, id);
 
-		if (bpf_map_lookup_elem(&cgroups, &id))
+		if (bpf_map_lookup_elem(map, &id))
 			return true;
 		/* self is the first member of struct cgroup */
 		cg = (struct cgroup *)BPF_CORE_READ(cg, self.parent);
 	}
 	return false;
+}
+
+/*
+ * The task's cgroup in the v1 hierarchy of cgroup_v1_ssid: its css of
+ * that controller. The sample's cgroup id is the v2 one, and on v1 and
+ * hybrid hosts runtimes of the cgroupfs driver put a container in v1
+ * hierarchies only (/sys/fs/cgroup/memory/docker/ID).
+ */
+static __always_inline struct cgroup *task_cgroup_v1(struct task_struct *t)
+{
+	struct css_set *cs = BPF_CORE_READ(t, cgroups);
+	struct cgroup_subsys_state *css = NULL;
+	unsigned int n = bpf_core_field_size(cs->subsys) / sizeof(css);
+
+	if (!cs || cgroup_v1_ssid < 0 || (unsigned int)cgroup_v1_ssid >= n)
+		return NULL;
+	if (bpf_probe_read_kernel(&css, sizeof(css),
+				  (void *)cs + bpf_core_field_offset(cs->subsys) +
+					  cgroup_v1_ssid * sizeof(css)))
+		return NULL;
+	return css ? BPF_CORE_READ(css, cgroup) : NULL;
+}
+
+/* True when the task's cgroup, or one of its ancestors, was selected:
+ * in cgroup v2, or in the one v1 hierarchy filtered. */
+static __always_inline bool cgroup_selected(struct task_struct *t)
+{
+	if (cgroup_in(BPF_CORE_READ(t, cgroups, dfl_cgrp), &cgroups))
+		return true;
+	return cgroup_v1_ssid >= 0 && cgroup_in(task_cgroup_v1(t), &cgroups_v1);
 }
 
 static __always_inline bool comm_selected(struct task_struct *t)

@@ -226,6 +226,11 @@ static int fill_filters(void)
 	for (size_t i = 0; i < cfg->n_cgroup_ids; i++)
 		if (bpf_map_update_elem(fd, &cfg->cgroup_ids[i], &one, BPF_ANY))
 			return -errno;
+	fd = bpf_map__fd(skel->maps.cgroups_v1);
+	for (size_t i = 0; i < cfg->n_cgroup_v1_ids; i++)
+		if (bpf_map_update_elem(fd, &cfg->cgroup_v1_ids[i], &one,
+					BPF_ANY))
+			return -errno;
 	fd = bpf_map__fd(skel->maps.cpus);
 	for (uint32_t c = 0; c < (uint32_t)ncpus; c++) {
 		uint8_t on = cpa_cpuset_has(&cfg->cpus, c);
@@ -513,7 +518,7 @@ int capture_share_maps(struct bpf_object *obj, const struct memory_shared *sh)
 {
 	const struct bpf_map *theirs[] = { sh->events, sh->drops, sh->pids,
 					   sh->tids, sh->comms, sh->cgroups,
-					   sh->cpus };
+					   sh->cgroups_v1, sh->cpus };
 
 	for (size_t i = 0; i < sizeof(theirs) / sizeof(theirs[0]); i++) {
 		struct bpf_map *ours = bpf_object__find_map_by_name(
@@ -624,11 +629,7 @@ int bpf_backend_open(const struct capture_config *config,
 	skel->rodata->stack_size = user ? cfg->stack_size : 0;
 	skel->rodata->user_stacks = user;
 	skel->rodata->include_idle = cfg->include_idle;
-	skel->rodata->filter_pid = cfg->n_pids > 0;
-	skel->rodata->filter_tid = cfg->n_tids > 0;
-	skel->rodata->filter_comm = cfg->n_comms > 0;
-	skel->rodata->filter_cgroup = cfg->n_cgroups + cfg->n_containers > 0;
-	skel->rodata->filter_cpu = cfg->have_cpus;
+	CAPTURE_SET_FILTERS(skel->rodata, cfg);
 	/* a gap over 1.1 periods means the timer could not fire */
 	skel->rodata->irqoff_gap_ns =
 		cfg->irqoff ? CPA_NSEC_PER_SEC * 11 / (10ull * cfg->freq) : 0;
@@ -681,7 +682,7 @@ int bpf_backend_open(const struct capture_config *config,
 		.events = skel->maps.events, .drops = skel->maps.drops,
 		.pids = skel->maps.pids, .tids = skel->maps.tids,
 		.comms = skel->maps.comms, .cgroups = skel->maps.cgroups,
-		.cpus = skel->maps.cpus,
+		.cgroups_v1 = skel->maps.cgroups_v1, .cpus = skel->maps.cpus,
 		.ringbuf_bytes = skel->rodata->ringbuf_bytes,
 		.ncpus = ncpus, .user_stacks = user,
 	};

@@ -87,7 +87,10 @@ struct capture_config {
 	char **containers;
 	size_t n_containers;
 	uint64_t *cgroup_ids;		/* --cgroup and --container, resolved */
-	size_t n_cgroup_ids;
+	size_t n_cgroup_ids;		/* ... to cgroup v2 ids */
+	uint64_t *cgroup_v1_ids;	/* ... to ids of one v1 hierarchy */
+	size_t n_cgroup_v1_ids;
+	int cgroup_v1_ssid;		/* its controller's subsystem id; -1 */
 	bool have_cpus;
 	struct cpa_cpuset cpus;		/* --cpu, else the online CPUs */
 
@@ -146,8 +149,22 @@ void capture_report_features(const struct capture_features *f,
 			     const char *backend, const char *event);
 
 /* filters.c: resolves --cgroup and --container to cgroup v2 ids in
- * cfg->cgroup_ids. Exits with a clear error when one does not exist. */
+ * cfg->cgroup_ids, or to ids of a v1 controller's hierarchy in
+ * cfg->cgroup_v1_ids. Exits with a clear error when one does not exist. */
 void capture_resolve_cgroups(struct capture_config *cfg);
+
+/* The filter switches of a BPF object's rodata (bpf/filter.bpf.h), the
+ * same for every object of the capture. */
+#define CAPTURE_SET_FILTERS(rodata, cfg)                                      \
+	do {                                                                  \
+		(rodata)->filter_pid = (cfg)->n_pids > 0;                     \
+		(rodata)->filter_tid = (cfg)->n_tids > 0;                     \
+		(rodata)->filter_comm = (cfg)->n_comms > 0;                   \
+		(rodata)->filter_cgroup =                                     \
+			(cfg)->n_cgroups + (cfg)->n_containers > 0;           \
+		(rodata)->cgroup_v1_ssid = (cfg)->cgroup_v1_ssid;             \
+		(rodata)->filter_cpu = (cfg)->have_cpus;                      \
+	} while (0)
 
 /* kstack.c: leading frames of a raw tracepoint program's kernel stack
  * that belong to BPF itself (0 when unsure) */
@@ -242,7 +259,8 @@ struct bpf_link *probe_attach(const struct probe_spec *p,
 struct bpf_map;
 struct memory_shared {
 	const struct bpf_map *events, *drops;
-	const struct bpf_map *pids, *tids, *comms, *cgroups, *cpus;
+	const struct bpf_map *pids, *tids, *comms, *cgroups, *cgroups_v1;
+	const struct bpf_map *cpus;
 	uint64_t ringbuf_bytes;
 	int ncpus;
 	bool user_stacks;

@@ -262,11 +262,7 @@ int heap_open(const struct capture_config *c, const struct memory_shared *sh,
 			 "object: %s", strerror(errno));
 		return -1;
 	}
-	skel->rodata->filter_pid = c->n_pids > 0;
-	skel->rodata->filter_tid = c->n_tids > 0;
-	skel->rodata->filter_comm = c->n_comms > 0;
-	skel->rodata->filter_cgroup = c->n_cgroups + c->n_containers > 0;
-	skel->rodata->filter_cpu = c->have_cpus;
+	CAPTURE_SET_FILTERS(skel->rodata, c);
 	skel->rodata->ringbuf_bytes = sh->ringbuf_bytes;
 	skel->rodata->heap_user_stacks = sh->user_stacks;
 	skel->rodata->heap_stack_size = sh->user_stacks ? c->mem_stack_size : 0;

@@ -60,11 +60,7 @@ int memory_open(const struct capture_config *cfg,
 			 strerror(errno));
 		return -1;
 	}
-	skel->rodata->filter_pid = cfg->n_pids > 0;
-	skel->rodata->filter_tid = cfg->n_tids > 0;
-	skel->rodata->filter_comm = cfg->n_comms > 0;
-	skel->rodata->filter_cgroup = cfg->n_cgroups + cfg->n_containers > 0;
-	skel->rodata->filter_cpu = cfg->have_cpus;
+	CAPTURE_SET_FILTERS(skel->rodata, cfg);
 	skel->rodata->ringbuf_bytes = sh->ringbuf_bytes;
 	skel->rodata->mem_want = want;
 	skel->rodata->mem_user_stacks = sh->user_stacks;
@@ -81,6 +77,7 @@ int memory_open(const struct capture_config *cfg,
 	    (err = reuse(skel->maps.tids, sh->tids)) ||
 	    (err = reuse(skel->maps.comms, sh->comms)) ||
 	    (err = reuse(skel->maps.cgroups, sh->cgroups)) ||
+	    (err = reuse(skel->maps.cgroups_v1, sh->cgroups_v1)) ||
 	    (err = reuse(skel->maps.cpus, sh->cpus))) {
 		snprintf(why, whylen, "--mem: cannot share the ring buffer and "
 			 "filters: %s", strerror(-err));

@@ -92,7 +92,8 @@ static const struct argp_option opts[] = {
 	  "only tasks whose thread name or process name is NAME; "
 	  "repeatable", 2 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0,
-	  "only tasks in this cgroup v2 directory or below it; repeatable", 2 },
+	  "only tasks in this cgroup directory (v2, or of a v1 controller) or "
+	  "below it; repeatable", 2 },
 	{ "container", OPT_CONTAINER, "ID", 0,
 	  "only tasks of this container (Docker/containerd id or unique "
 	  "prefix); repeatable", 2 },
@@ -413,6 +414,7 @@ void capture_parse_options(int argc, char **argv, struct capture_config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->freq = CAPTURE_DEFAULT_FREQ;
+	cfg->cgroup_v1_ssid = -1;
 	cfg->stack_size = CAPTURE_DEFAULT_STACK;
 	cfg->offcpu_min_ns = 1000000;
 	cfg->offcpu_stack_size = OFFCPU_DEFAULT_STACK;
@@ -490,6 +492,7 @@ void capture_config_free(struct capture_config *cfg)
 	free(cfg->java_alloc);
 	free(cfg->java_live);
 	free(cfg->cgroup_ids);
+	free(cfg->cgroup_v1_ids);
 }
 
 /* Modes only the BPF program provides. */

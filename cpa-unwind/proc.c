@@ -8,11 +8,13 @@
 
 #include "buf.h"
 #include "log.h"
+#include "owner.h"
 #include "proc.h"
 
 #define NBUCKETS 1024
 #define NS_PER_SEC 1000000000ull
 #define ENVIRON_MAX (1u << 20)	/* bytes of /proc/PID/environ read */
+#define CGROUP_FILE_MAX (64u << 10)	/* of /proc/PID/cgroup */
 /* Executable mappings kept per process: real processes have hundreds;
  * the bound keeps a hostile stream from making inserts quadratic. */
 #define MAX_MAPPINGS 16384
@@ -65,6 +67,7 @@ static void proc_free(struct proctab *t, struct proc *p)
 	proc_clear_mappings(t, p);
 	free(p->maps);
 	free(p->env);
+	free(p->owner_path);
 	perfmap_free(&p->jit);
 	jvm_interp_free(&p->jvm.interp);
 	pycodes_free(p->py);
@@ -342,24 +345,36 @@ struct elf_obj *proc_mapping_obj(struct proctab *t, struct proc *p,
 	return m->obj;
 }
 
+/* The first max bytes of /proc/PID/name, NUL-terminated, in a buffer of
+ * max + 1 the caller frees; NULL when the process is gone. */
+static char *read_proc_file(uint32_t pid, const char *name, size_t max,
+			    size_t *len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/%s", pid, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	char *buf = cpa_malloc(max + 1);
+	size_t got = 0;
+	ssize_t k;
+	while (got < max && (k = read(fd, buf + got, max - got)) > 0)
+		got += (size_t)k;
+	close(fd);
+	buf[got] = '\0';
+	*len = got;
+	return buf;
+}
+
 void proc_read_env(struct proc *p, const char *keys)
 {
 	if (p->env_read)
 		return;
 	p->env_read = true;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%u/environ", p->pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	size_t got;
+	char *buf = read_proc_file(p->pid, "environ", ENVIRON_MAX, &got);
+	if (!buf)
 		return;
-	char *buf = cpa_malloc(ENVIRON_MAX + 1);
-	size_t got = 0;
-	ssize_t k;
-	while (got < ENVIRON_MAX &&
-	       (k = read(fd, buf + got, ENVIRON_MAX - got)) > 0)
-		got += (size_t)k;
-	close(fd);
-	buf[got] = '\0';
 	/* The first key of the list that the process has wins. */
 	for (const char *key = keys; *key && !p->env;) {
 		size_t klen = strcspn(key, ",");
@@ -377,4 +392,31 @@ void proc_read_env(struct proc *p, const char *keys)
 			key++;
 	}
 	free(buf);
+}
+
+void proc_read_owner(struct proc *p)
+{
+	if (p->owner_read)
+		return;
+	p->owner_read = true;
+	size_t got;
+	char *buf = read_proc_file(p->pid, "cgroup", CGROUP_FILE_MAX, &got);
+	if (!buf)
+		return;
+	struct cpa_owner o;
+	struct cpa_cgroup_line l;
+	if (cpa_owner_of_process(buf, got, &o, &l) && !l.v2)
+		p->owner_path = cpa_strndup(l.path, l.path_len);
+	free(buf);
+}
+
+void proc_forget_read(struct proc *p)
+{
+	p->proc_read = false;
+	p->env_read = false;
+	free(p->env);
+	p->env = NULL;
+	p->owner_read = false;
+	free(p->owner_path);
+	p->owner_path = NULL;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Per-process state: executable mappings (from the stream's MMAP records,
- * with /proc/PID/maps as the fallback), the recorded env label and the JIT
- * symbol map. Created on first sight, freed on the process's exit record,
+ * with /proc/PID/maps as the fallback), the recorded env label, the owner
+ * from a cgroup v1 hierarchy and the JIT symbol map. Created on first sight, freed on the process's exit record,
  * and bounded in number (least recently used first) for streams that
  * carry no exit records.
  */
@@ -49,6 +49,10 @@ struct proc {
 	uint64_t maps_read_ns;	/* when /proc/PID/maps was last read */
 	bool env_read;
 	char *env;		/* --env value, NULL when none */
+	bool owner_read;
+	/* the v1 cgroup path that names the process's container or pod,
+	 * when its v2 path names none; NULL otherwise */
+	char *owner_path;
 	struct perfmap jit;
 	struct jvm_proc jvm;	/* asking a JVM for its perf map */
 	struct pycodes *py;	/* Python code objects read (python.c) */
@@ -130,5 +134,15 @@ struct elf_obj *proc_mapping_obj(struct proctab *t, struct proc *p,
 /* Reads the first of the comma-separated keys from /proc/PID/environ
  * into p->env, once. */
 void proc_read_env(struct proc *p, const char *keys);
+/*
+ * Reads /proc/PID/cgroup once (again after an exec) and sets
+ * p->owner_path when a v1 line names the owner and the v2 one does not
+ * (lib/owner.h decides): the sample's cgroup id is the v2 one, so on v1
+ * and hybrid hosts a container of the cgroupfs driver is named only
+ * here.
+ */
+void proc_read_owner(struct proc *p);
+/* Forgets what was read from /proc for p (exec: another program). */
+void proc_forget_read(struct proc *p);
 
 #endif

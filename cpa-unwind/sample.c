@@ -153,6 +153,7 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 			proc_read_maps(u->procs, p, t0, !p->proc_read);
 		if (u->opts.env_keys)
 			proc_read_env(p, u->opts.env_keys);
+		proc_read_owner(p);
 	}
 	bool python = p && (s.flags & CPA_RAW_PY_FRAMES);
 	if (python)
@@ -234,8 +235,11 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 
 	const char *leader = s.pcomm[0] ? s.pcomm : s.comm;
 	/* the owner: its cgroup path, from which container and pod are
-	 * read (lib/owner.h) */
-	const char *cg = cgroups_path(u->cgroups, s.cgroup_id, t0);
+	 * read (lib/owner.h): the v2 path of the sample's cgroup id, or the
+	 * v1 one that names the process's container (proc_read_owner) */
+	const char *cg = p && p->owner_path
+				 ? p->owner_path
+				 : cgroups_path(u->cgroups, s.cgroup_id, t0);
 	struct cpa_sample out = {
 		.time_ns = s.time_ns,
 		.weight = s.weight,
@@ -310,10 +314,7 @@ int unwind_task(struct unwinder *u, const struct cpa_record *rec, char *err,
 		struct proc *p = proctab_find(u->procs, t.pid);
 		if (p) {
 			proc_clear_mappings(u->procs, p);
-			p->proc_read = false;
-			p->env_read = false;
-			free(p->env);
-			p->env = NULL;
+			proc_forget_read(p);
 			proc_drop_caches(p);
 			jvm_interp_free(&p->jvm.interp);
 			memset(&p->jvm, 0, sizeof(p->jvm));

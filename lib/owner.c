@@ -84,17 +84,18 @@ static void pod_of(const char *c, size_t n, struct cpa_owner *o)
 	memcpy(o->pod, out, stem + 1);
 }
 
-void cpa_owner_parse(const char *path, struct cpa_owner *o)
+bool cpa_owner_parse_n(const char *path, size_t len, struct cpa_owner *o)
 {
 	o->container[0] = 0;
 	o->pod[0] = 0;
 	if (!path)
-		return;
+		return false;
 	bool kube = false;
-	for (const char *c = path; *c;) {
-		while (*c == '/')
+	for (const char *c = path, *end = path + len; c < end;) {
+		while (c < end && *c == '/')
 			c++;
-		size_t n = strcspn(c, "/");
+		const char *slash = memchr(c, '/', (size_t)(end - c));
+		size_t n = (size_t)((slash ? slash : end) - c);
 		if (!n)
 			break;
 		if (n >= 8 && !memcmp(c, "kubepods", 8))
@@ -104,4 +105,67 @@ void cpa_owner_parse(const char *path, struct cpa_owner *o)
 		container_of(c, n, o);
 		c += n;
 	}
+	return o->container[0] || o->pod[0];
+}
+
+bool cpa_owner_parse(const char *path, struct cpa_owner *o)
+{
+	return cpa_owner_parse_n(path, path ? strlen(path) : 0, o);
+}
+
+bool cpa_cgroup_line_next(const char *text, size_t len, size_t *pos,
+			  struct cpa_cgroup_line *line)
+{
+	while (*pos < len) {
+		const char *s = text + *pos;
+		const char *nl = memchr(s, '\n', len - *pos);
+		size_t n = nl ? (size_t)(nl - s) : len - *pos;
+		*pos += n + (nl ? 1 : 0);
+		const char *c1 = memchr(s, ':', n);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - s))
+				    : NULL;
+		if (!c2 || c1 == s || c2 + 1 == s + n || c2[1] != '/')
+			continue;
+		line->controllers = c1 + 1;
+		line->controllers_len = (size_t)(c2 - c1 - 1);
+		line->path = c2 + 1;
+		line->path_len = n - (size_t)(c2 + 1 - s);
+		unsigned h = 0;
+		const char *d = s;
+		for (; d < c1 && *d >= '0' && *d <= '9' && h < 100000; d++)
+			h = h * 10 + (unsigned)(*d - '0');
+		if (d != c1)
+			continue;	/* not a hierarchy id */
+		line->hierarchy = h;
+		line->v2 = h == 0 && !line->controllers_len;
+		return true;
+	}
+	return false;
+}
+
+/* How much an owner says: a container and a pod, or one of them. */
+static int owner_rank(const struct cpa_owner *o)
+{
+	return (o->container[0] != 0) + (o->pod[0] != 0);
+}
+
+bool cpa_owner_of_process(const char *text, size_t len, struct cpa_owner *o,
+			  struct cpa_cgroup_line *line)
+{
+	struct cpa_cgroup_line l;
+	struct cpa_owner cur;
+	size_t pos = 0;
+	int best = 0;
+	o->container[0] = o->pod[0] = 0;
+	while (cpa_cgroup_line_next(text, len, &pos, &l)) {
+		if (!cpa_owner_parse_n(l.path, l.path_len, &cur))
+			continue;
+		int rank = owner_rank(&cur) + (l.v2 ? 2 : 0);
+		if (rank > best) {
+			best = rank;
+			*o = cur;
+			*line = l;
+		}
+	}
+	return best > 0;
 }

@@ -555,6 +555,60 @@ static void test_owners(void)
 	CHECK(cpa_label_is_cgroup("/a") && !cpa_label_is_cgroup("ctr1"));
 }
 
+/* The owner line of /proc/PID/cgroup on v2, hybrid and v1 hosts. */
+static void test_owner_of_process(void)
+{
+	const char *id = "0123456789abcdef0123456789abcdef"
+			 "0123456789abcdef0123456789abcdef";
+	const char *pod = "1b2c3d4e-aaaa-bbbb-cccc-0123456789ab";
+	char text[2048], path[512];
+	struct cpa_owner o;
+	struct cpa_cgroup_line l;
+	/* hybrid, Docker's cgroupfs driver: v2 names nothing */
+	snprintf(text, sizeof(text),
+		 "12:pids:/docker/%s\n9:name=systemd:/system.slice/x.service\n"
+		 "4:memory:/docker/%s\n0::/system.slice/containerd.service\n",
+		 id, id);
+	CHECK(cpa_owner_of_process(text, strlen(text), &o, &l));
+	CHECK_STR(o.container, id);
+	snprintf(path, sizeof(path), "%.*s", (int)l.path_len, l.path);
+	snprintf(text + 1024, 512, "/docker/%s", id);
+	CHECK_STR(path, text + 1024);
+	CHECK(l.controllers_len == 4 && !memcmp(l.controllers, "pids", 4));
+	CHECK(l.hierarchy == 12);
+	CHECK(!l.v2);
+	/* v1 kubepods (cgroupfs): the line naming pod and container wins
+	 * over one naming the pod alone */
+	snprintf(text, sizeof(text),
+		 "3:cpuset:/kubepods/burstable/pod%s\n"
+		 "1:cpu,cpuacct:/kubepods/burstable/pod%s/%s\n0::/\n",
+		 pod, pod, id);
+	CHECK(cpa_owner_of_process(text, strlen(text), &o, &l));
+	CHECK_STR(o.container, id);
+	CHECK_STR(o.pod, pod);
+	CHECK(l.controllers_len == 11);
+	/* the v2 line wins when it names an owner; no trailing newline */
+	snprintf(text, sizeof(text),
+		 "4:memory:/docker/%s\n0::/system.slice/docker-%s.scope",
+		 id, id);
+	CHECK(cpa_owner_of_process(text, strlen(text), &o, &l));
+	CHECK(l.v2 && l.path_len == strlen("/system.slice/docker-.scope") + 64);
+	/* nothing named; malformed lines skipped, never read past the end */
+	static const char *const none[] = {
+		"", "0::/\n", "4:memory:/user.slice\n0::/init.scope\n",
+		"garbage\n:x:/docker/abc\n7:cpu:", "7:cpu:docker",
+	};
+	for (size_t i = 0; i < sizeof(none) / sizeof(*none); i++)
+		CHECK(!cpa_owner_of_process(none[i], strlen(none[i]), &o, &l));
+	size_t pos = 0;
+	const char *two = "1:cpu:/a\n0::/b\n";
+	CHECK(cpa_cgroup_line_next(two, strlen(two), &pos, &l) && !l.v2 &&
+	      l.path_len == 2);
+	CHECK(cpa_cgroup_line_next(two, strlen(two), &pos, &l) && l.v2 &&
+	      l.path[1] == 'b');
+	CHECK(!cpa_cgroup_line_next(two, strlen(two), &pos, &l));
+}
+
 /* A 3.13 _PyRuntime's start: cookie, version, then the offsets 3.13.0
  * builds with (Include/internal/pycore_runtime_init.h), by field index. */
 static void py_debug_raw(uint8_t *raw, uint64_t version)
@@ -625,6 +679,7 @@ static void test_py_offsets(void)
 int main(void)
 {
 	test_owners();
+	test_owner_of_process();
 	test_durations();
 	test_sizes();
 	test_times();
