@@ -26,6 +26,7 @@
 #include "cpa-capture.h"
 #include "buf.h"
 #include "log.h"
+#include "name.h"
 #include "pyframes.h"
 #include "pyoffsets.h"
 #include "safeopen.h"
@@ -314,12 +315,17 @@ void python_mapping(const struct cpa_mmap *m)
 			why = pf->dbg_err;
 	}
 	if (!o || why) {
+		/* the process named the file: its name is made clean, as
+		 * any name a process chooses (lib/name.h) */
+		char *copy;
+		const char *path = cpa_name_safe(m->path, m->path_len, &copy);
 		snprintf(note, sizeof(note),
 			 "pid %u: CPython %u.%u (%.*s) is not supported (%s%s): "
 			 "native frames only",
 			 m->pid, pf->version >> 8, pf->version & 0xff,
-			 (int)m->path_len, m->path, why ? why : "cpa knows ",
+			 (int)m->path_len, path, why ? why : "cpa knows ",
 			 why ? "" : cpa_py_versions());
+		free(copy);
 		cpa_warn("%s", note);
 		output_meta("python", note);
 		return;

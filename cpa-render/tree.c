@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "hash.h"
 #include "log.h"
+#include "name.h"
 #include "tree.h"
 
 static inline uint64_t child_hash(uint32_t parent, uint32_t name)
@@ -83,8 +84,13 @@ void tree_free(struct tree *t)
 uint32_t tree_name(struct tree *t, const char *s, size_t len)
 {
 	bool is_new;
-
-	return cpa_strtab_intern(t->names, s, len, &is_new);
+	char *copy;
+	/* folded text from anywhere: names drawn and printed are clean
+	 * (lib/name.h), as cpa-unwind makes them */
+	uint32_t id = cpa_strtab_intern(t->names, cpa_name_safe(s, len, &copy),
+					len, &is_new);
+	free(copy);
+	return id;
 }
 
 const char *tree_name_str(const struct tree *t, uint32_t name, uint32_t *len)

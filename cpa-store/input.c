@@ -6,6 +6,7 @@
 
 #include "folded.h"
 #include "log.h"
+#include "name.h"
 #include "input.h"
 
 void input_open(struct input *in, int fd, const char *name,
@@ -63,7 +64,8 @@ static void add_meta(struct input *in, const struct cpa_meta *m)
 	*p++ = '=';
 	for (uint32_t i = 0; i < m->value_len; i++) {
 		char c = m->value[i];
-		*p++ = c == '\n' || c == '\r' ? ' ' : c;
+		/* meta is lines of text: no control characters */
+		*p++ = (unsigned char)c < 0x20 || c == 0x7f ? ' ' : c;
 	}
 	*p++ = '\n';
 	in->meta_len = (size_t)(p - in->meta);
@@ -201,6 +203,9 @@ static int next_folded(struct input *in, struct in_sample *s)
 			const char *semi = memchr(p, ';', (size_t)(end - p));
 			const char *fe = semi ? semi : end;
 			size_t flen = (size_t)(fe - p);
+			/* our own copy of the line: cleaned in place, as
+			 * names in a stream are (lib/name.h) */
+			cpa_name_clean(in->line + (p - in->line), flen);
 			int kind = -1;
 			if (first) {
 				for (unsigned k = 1; k < CPA_KIND_COUNT; k++) {

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "demangle.h"
-#include "folded.h"
 #include "log.h"
 
 /*
@@ -43,6 +42,5 @@ char *display_name(const char *raw, const struct name_opts *opts)
 	if (!out)
 		out = cpa_strdup(opts->go_short ? go_short(raw) : raw);
 	free(unversioned);
-	cpa_folded_sanitize(out);
 	return out;
 }

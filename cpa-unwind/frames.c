@@ -72,9 +72,6 @@ static uint32_t jit_frame(struct unwinder *u, struct proc *p, uint64_t pc,
 	if (len > sizeof(buf) - 5)
 		len = sizeof(buf) - 5;
 	memcpy(buf, name, len);
-	for (size_t k = 0; k < len; k++)
-		if (buf[k] == ';' || buf[k] == '\n')
-			buf[k] = '_';
 	memcpy(buf + len, "_[j]", 5);
 	return output_string(u->out, buf, len + 4);
 }
@@ -111,10 +108,6 @@ static uint32_t anon_frame(struct unwinder *u, struct proc *p,
 		n = sizeof(buf) - 1;
 		buf[n - 1] = ']';
 	}
-	/* the folded format's separators */
-	for (int k = 0; k < n; k++)
-		if (buf[k] == ';' || (unsigned char)buf[k] < ' ')
-			buf[k] = '_';
 	return output_string(u->out, buf, (size_t)n);
 }
 

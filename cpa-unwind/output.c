@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "name.h"
 #include "output.h"
 
 int output_init(struct output *o, int fd, bool folded,
@@ -38,7 +39,7 @@ void output_free(struct output *o)
 	o->f = NULL;
 }
 
-uint32_t output_string(struct output *o, const char *s, size_t len)
+static uint32_t intern(struct output *o, const char *s, size_t len)
 {
 	if (!o->folded)
 		return cpa_symw_string(&o->sw, s, len);
@@ -50,6 +51,20 @@ uint32_t output_string(struct output *o, const char *s, size_t len)
 	 * a reader of our stream would build it. */
 	if (is_new && cpa_dict_add_string(&o->dict, s, (uint32_t)len) != id)
 		cpa_die("internal error: string %u out of order", id);
+	return id;
+}
+
+/* Every name enters the stream here, so here it is made clean
+ * (lib/name.h): whatever a process put in its comm, its code objects,
+ * its perf map or its symbols. */
+uint32_t output_string(struct output *o, const char *s, size_t len)
+{
+	char *copy;
+	uint32_t id = intern(o, cpa_name_safe(s, len, &copy), len);
+	if (copy) {
+		o->names_cleaned++;
+		free(copy);
+	}
 	return id;
 }
 

@@ -101,7 +101,8 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 	uint64_t ns, nsb, nk, nkb;
 	output_dict_size(u->out, &ns, &nsb, &nk, &nkb);
 	fprintf(f, "  dictionaries   strings=%" PRIu64 " (%" PRIu64 " bytes) stacks=%"
-		   PRIu64 " (%" PRIu64 " bytes)\n", ns, nsb, nk, nkb);
+		   PRIu64 " (%" PRIu64 " bytes) names-cleaned=%" PRIu64 "\n",
+		ns, nsb, nk, nkb, u->out->names_cleaned);
 	struct mallinfo2 mi = mallinfo2();
 	fprintf(f, "  heap           in-use=%zu free=%zu mapped=%zu\n",
 		mi.uordblks, mi.fordblks, mi.hblkhd);
@@ -134,7 +135,7 @@ static struct {
 	uint64_t *dict_bytes, *dict_resets, *dropped, *files_refused;
 	uint64_t *load_waits, *reloads;
 	uint64_t *over_budget, *cfi_refused, *cg_walks, *cg_known;
-	uint64_t *dbg_fetched, *dbg_failures;
+	uint64_t *dbg_fetched, *dbg_failures, *names_cleaned;
 	uint64_t *heap_used, *heap_free;
 	uint64_t *perfmap_bytes, *pycode_bytes, *caches_full, *caches_dropped;
 } ctr;
@@ -184,6 +185,7 @@ void stats_publish_init(void)
 	ctr.files_refused = cpa_stat("files_refused");
 	ctr.dbg_fetched = cpa_stat("debuginfod_fetched");
 	ctr.dbg_failures = cpa_stat("debuginfod_failures");
+	ctr.names_cleaned = cpa_stat("names_cleaned");
 	ctr.heap_used = cpa_gauge("heap_used_bytes");
 	ctr.heap_free = cpa_gauge("heap_free_bytes");
 	ctr.perfmap_bytes = cpa_gauge("perfmap_bytes");
@@ -251,6 +253,7 @@ void stats_publish(struct unwinder *u)
 	output_dict_size(u->out, &ns, &nsb, &nk, &nkb);
 	*ctr.dict_bytes = nsb + nkb;
 	*ctr.dict_resets = u->dict_resets;
+	*ctr.names_cleaned = u->out->names_cleaned;
 	/* what the tables above leave out (mappings, allocations, libdw's
 	 * and a load's scratch), and what malloc holds free, fragmented */
 	struct mallinfo2 mi = mallinfo2();

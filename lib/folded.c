@@ -89,10 +89,3 @@ long cpa_read_line(FILE *f, char **buf, size_t *cap)
 		(*buf)[--n] = '\0';
 	return (long)n;
 }
-
-void cpa_folded_sanitize(char *s)
-{
-	for (; *s; s++)
-		if (*s == ';' || *s == '\n' || *s == '\r')
-			*s = '_';
-}

@@ -57,7 +57,4 @@ static inline bool cpa_folded_frame(const char **p, const char *end,
  * newline is stripped. Returns the length, or -1 at EOF or error. */
 long cpa_read_line(FILE *f, char **buf, size_t *cap);
 
-/* Frame text safe for a folded line: ';' and newlines become '_'. */
-void cpa_folded_sanitize(char *s);
-
 #endif

@@ -22,4 +22,5 @@ lib_libcpa_a_SOURCES = \
 	lib/topfuncs.c lib/topfuncs.h \
 	lib/pyoffsets.c lib/pyoffsets.h \
 	lib/procfs.c lib/procfs.h \
-	lib/safeopen.c lib/safeopen.h
+	lib/safeopen.c lib/safeopen.h \
+	lib/name.c lib/name.h

@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "name.h"
 #include "symstream.h"
 
 int cpa_symw_init(struct cpa_symwriter *sw, int fd)
@@ -118,8 +119,10 @@ int cpa_dict_add(struct cpa_dict *d, const struct cpa_record *rec, char *err,
 			return cpa_fail_at(err, errlen, rec->offset,
 					   "reset record: length %u, expected 0",
 					   rec->len);
+		uint64_t cleaned = d->cleaned;
 		cpa_dict_free(d);
 		cpa_dict_init(d);
+		d->cleaned = cleaned;
 		return 1;
 	}
 	if (rec->type == CPA_REC_STRING) {
@@ -169,6 +172,10 @@ uint32_t cpa_dict_add_string(struct cpa_dict *d, const char *s, uint32_t len)
 	}
 	d->strs[d->nstrs] = cpa_strndup(s, len);
 	d->str_lens[d->nstrs] = len;
+	/* cpa-unwind writes clean names; a stream or store from an older
+	 * one, or a forged one, may not (lib/name.h) */
+	if (cpa_name_clean(d->strs[d->nstrs], strlen(d->strs[d->nstrs])))
+		d->cleaned++;
 	return d->nstrs++;
 }
 

@@ -8,11 +8,12 @@
  * of its DWARF).
  *
  *   hostile-elf [--rows N] [--remember N] [--symbols N] [--debug-bomb MB]
- *               FILE
+ *               [--name NAME] FILE
  *
  * The object has one PT_LOAD segment mapping the whole file at address 0
  * (so ELF addresses are file offsets) and its function hostile_spin at
  * HOSTILE_SPIN_OFFSET: a jump to itself followed by --rows bytes of nops.
+ * --name gives that function's symbol another name, any bytes but NUL.
  * hostile-spin (tests/hostile/hostile-spin.c) maps it and calls into it.
  * Its CFI is right where the function spins (CFA = rsp + 8, return
  * address at CFA - 8); the rows past it alternate between two offsets,
@@ -149,7 +150,7 @@ static void bomb(struct cpa_buf *b, unsigned long mb)
 static void usage(void)
 {
 	fprintf(stderr, "usage: hostile-elf [--rows N] [--remember N] "
-			"[--symbols N] [--debug-bomb MB] FILE\n");
+			"[--symbols N] [--debug-bomb MB] [--name NAME] FILE\n");
 	exit(2);
 }
 
@@ -169,7 +170,7 @@ static unsigned long number(const char *opt, const char *arg)
 int main(int argc, char **argv)
 {
 	unsigned long rows = 0, remember = 0, symbols = 0, bomb_mb = 0;
-	const char *out = NULL;
+	const char *out = NULL, *spin_name = "hostile_spin";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--rows"))
 			rows = number(argv[i], argv[i + 1]), i++;
@@ -179,6 +180,8 @@ int main(int argc, char **argv)
 			symbols = number(argv[i], argv[i + 1]), i++;
 		else if (!strcmp(argv[i], "--debug-bomb"))
 			bomb_mb = number(argv[i], argv[i + 1]), i++;
+		else if (!strcmp(argv[i], "--name") && argv[i + 1])
+			spin_name = argv[++i];
 		else if (argv[i][0] == '-' || out)
 			usage();
 		else
@@ -233,7 +236,7 @@ int main(int argc, char **argv)
 	Elf64_Sym s = { .st_name = (uint32_t)str.len,
 			.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 			.st_shndx = 1, .st_value = text, .st_size = text_len };
-	cpa_buf_add(&str, "hostile_spin", 13);
+	cpa_buf_add(&str, spin_name, strlen(spin_name) + 1);
 	cpa_buf_add(&f, &s, sizeof(s));
 	for (unsigned long i = 0; i < symbols; i++) {
 		char name[32];

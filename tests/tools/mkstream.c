@@ -14,6 +14,9 @@
  *                    "container -" for none)
  *   env VALUE        (their env label; "env -" for none)
  *   noend            (leave out the END record: a truncated stream)
+ *   escapes          (from here on, "\xNN" in names, container and env
+ *                    values is the byte NN, "\\" a backslash: names
+ *                    no writer of cpa would write)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,29 @@
 #include "log.h"
 #include "stream.h"
 #include "symstream.h"
+
+static int escapes;
+
+/* Decodes "\xNN" and "\\" in place when escapes are on. */
+static char *unescape(char *s)
+{
+	char *o = s;
+	if (!escapes)
+		return s;
+	for (const char *p = s; *p; p++) {
+		unsigned v;
+		if (p[0] == '\\' && p[1] == 'x' && sscanf(p + 2, "%2x", &v) == 1) {
+			*o++ = (char)v;
+			p += 3;
+		} else if (p[0] == '\\' && p[1] == '\\') {
+			*o++ = *p++;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	return s;
+}
 
 int main(int argc, char **argv)
 {
@@ -50,6 +76,10 @@ int main(int argc, char **argv)
 			end = 0;
 			continue;
 		}
+		if (!strcmp(line, "escapes")) {
+			escapes = 1;
+			continue;
+		}
 		if (sscanf(line, "lost %llu", &count) == 1) {
 			struct cpa_lost l = { .count = count, .reason = CPA_LOST_RINGBUF,
 					      .cpu = UINT32_MAX };
@@ -66,15 +96,17 @@ int main(int argc, char **argv)
 		if (sscanf(line, "container %4095s", container) == 1) {
 			if (!strcmp(container, "-"))
 				container[0] = '\0';
+			unescape(container);
 			continue;
 		}
 		if (sscanf(line, "env %4095s", env) == 1) {
 			if (!strcmp(env, "-"))
 				env[0] = '\0';
+			unescape(env);
 			continue;
 		}
 		if (sscanf(line, "meta %255s %255s", key, val) == 2) {
-			cpa_write_meta(&sw.w, key, val);
+			cpa_write_meta(&sw.w, key, unescape(val));
 			continue;
 		}
 		if (sscanf(line, "%llu %63s %u %u %u %63s %63s %llu %n", &t, kind,
@@ -99,13 +131,13 @@ int main(int argc, char **argv)
 		char *save = NULL;
 		for (char *f = strtok_r(line + off, ";", &save); f && n < CPA_MAX_STACK_DEPTH;
 		     f = strtok_r(NULL, ";", &save))
-			frames[n++] = cpa_symw_cstr(&sw, f);
+			frames[n++] = cpa_symw_cstr(&sw, unescape(f));
 		struct cpa_sample s = {
 			.time_ns = t, .weight = w, .pid = pid, .tid = tid,
 			.cpu = cpu, .kind = (uint16_t)k, .flags = flags,
 			.stack_id = cpa_symw_stack(&sw, frames, n),
-			.comm_id = cpa_symw_cstr(&sw, comm),
-			.thread_id = cpa_symw_cstr(&sw, thread),
+			.comm_id = cpa_symw_cstr(&sw, unescape(comm)),
+			.thread_id = cpa_symw_cstr(&sw, unescape(thread)),
 			.container_id = container[0] ? cpa_symw_cstr(&sw, container) : 0,
 			.env_id = env[0] ? cpa_symw_cstr(&sw, env) : 0,
 		};

@@ -19,6 +19,7 @@
 #include "le.h"
 #include "leb128.h"
 #include "log.h"
+#include "name.h"
 #include "owner.h"
 #include "pyoffsets.h"
 #include "timeparse.h"
@@ -157,9 +158,52 @@ static void test_folded(void)
 	CHECK(parse(" 12", &l, err) == 0 || l.stack_len > 0);
 	CHECK(parse("a 99999999999999999999999", &l, err) == -1);
 	CHECK(strstr(err, "too large") != NULL);
-	char s[] = "a;b\nc";
-	cpa_folded_sanitize(s);
-	CHECK_STR(s, "a_b_c");
+}
+
+/* clean(IN) is OUT, and OUT is clean */
+static void check_clean(const char *in, const char *out)
+{
+	char s[256];
+	size_t n = strlen(in);
+	memcpy(s, in, n + 1);
+	CHECK(cpa_name_clean(s, n) == !!strcmp(in, out));
+	CHECK_STR(s, out);
+	CHECK(cpa_name_is_clean(s, n));
+	CHECK(cpa_name_is_clean(in, n) == !strcmp(in, out));
+}
+
+static void test_names(void)
+{
+	check_clean("main", "main");
+	check_clean("operator new(unsigned long)", "operator new(unsigned long)");
+	check_clean("caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x94\xa5", "caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\x94\xa5");
+	check_clean("12345", "12345");
+	check_clean("GC Thread#0", "GC Thread#0");
+	/* a forged folded line, separators, terminal escapes */
+	check_clean("A 999999999999\n", "A 999999999999_");
+	check_clean("a;b\r\nc", "a_b__c");
+	check_clean("\x1b]0;pwn\x07", "_]0_pwn_");
+	check_clean("B\x1b[31mred\x7f", "B_[31mred_");
+	check_clean("tab\there", "tab_here");
+	/* C1 CSI, bidi override and isolate, line separator: whole */
+	check_clean("x\xc2\x9b" "31my", "x__31my");
+	check_clean("ab\xe2\x80\xae" "cd", "ab___cd");
+	check_clean("\xe2\x81\xa6i", "___i");
+	check_clean("l\xe2\x80\xa8", "l___");
+	/* broken UTF-8: a byte at a time */
+	check_clean("\xff\xfe", "__");
+	check_clean("a\xc3", "a_");
+	check_clean("\xc0\xaf", "__");		/* overlong '/' */
+	check_clean("\xed\xa0\x80", "___");		/* a surrogate */
+	check_clean("\xf4\x90\x80\x80", "____");	/* past U+10FFFF */
+	check_clean("\xe6\x97x", "__x");
+	/* where a folded line would read it otherwise */
+	check_clean("A 999999999999", "A_999999999999");
+	check_clean("worker ", "worker_");
+	check_clean(" lead", "_lead");
+	check_clean("#comment", "_comment");
+	check_clean("a#b 1x", "a#b 1x");
+	check_clean("", "");
 }
 
 static void test_labels_and_intern(void)
@@ -685,6 +729,7 @@ int main(void)
 	test_times();
 	test_cpusets();
 	test_folded();
+	test_names();
 	test_labels_and_intern();
 	test_htab();
 	test_htab_remove();

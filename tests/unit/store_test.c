@@ -292,6 +292,41 @@ static void test_list_order(const char *dir)
 	free(names);
 }
 
+/* A segment an older cpa-store wrote with the names of an older
+ * cpa-unwind: the reader hands out clean names (lib/name.h). */
+static void test_unclean_names(const char *dir)
+{
+	char err[512];
+	uint64_t t0 = 1764500400 * S;
+	struct cpa_segment_writer *sw = cpa_segment_create(
+		dir, "20251130T110000Z", t0, S, NULL, err, sizeof(err));
+	CHECK(sw != NULL);
+	if (!sw)
+		return;
+	const char evil[] = "A 999999999999\n;\x1b]0;x";
+	uint32_t f = cpa_segment_string(sw, evil, sizeof(evil) - 1);
+	uint32_t st = cpa_segment_stack(sw, &f, 1);
+	struct cpa_store_labelset ls = {.pid = 1, .tid = 1};
+	struct cpa_store_entry e[] = {{cpa_segment_labelset(sw, &ls), st, 1}};
+	struct cpa_store_window w[] = {{t0, 1, 1, e}};
+	CHECK(cpa_segment_append(sw, w, 1, t0, t0 + S, err, sizeof(err)) == 0);
+	cpa_segment_close(sw);
+
+	char path[256];
+	snprintf(path, sizeof(path), "%s/20251130T110000Z", dir);
+	struct cpa_segment_info si;
+	struct cpa_segment_reader r;
+	CHECK(cpa_segment_info_read(path, &si, err, sizeof(err)) == 0);
+	CHECK(cpa_segment_reader_open(&r, &si, err, sizeof(err)) == 0);
+	CHECK(cpa_segment_reader_dict(&r, 0, err, sizeof(err)) == 0);
+	uint32_t len = 0;
+	CHECK_STR(cpa_dict_string(&r.dict.d, f, &len), "A 999999999999___]0_x");
+	CHECK(len == sizeof(evil) - 1);
+	CHECK(r.dict.d.cleaned == 1);
+	cpa_segment_reader_close(&r);
+	cpa_segment_info_free(&si);
+}
+
 int main(void)
 {
 	test_codec();
@@ -300,6 +335,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	test_segment(dir);
+	test_unclean_names(dir);
 	char order[] = "/tmp/store_test.XXXXXX";
 	if (!mkdtemp(order))
 		return 1;

@@ -16,6 +16,7 @@
 
 #include "../../cpa-unwind/demangle.h"
 #include "../../cpa-unwind/jvm.h"
+#include "../../cpa-unwind/output.h"
 #include "../../cpa-unwind/perfmap.h"
 #include "../../cpa-unwind/pycode.h"
 #include "../../cpa-unwind/walk.h"
@@ -316,7 +317,23 @@ static void test_names(void)
 	check_name("github.com/acme/svc/handler.(*Server).Serve", true, false,
 		   "github.com/acme/svc/handler.(*Server).Serve");
 	check_name("runtime.main", true, true, "runtime.main");
-	check_name("a;b\nc", true, false, "a_b_c");
+	/* the display name is the symbol's own; cleaning it is the
+	 * output's job (output_string, lib/name.h) */
+	check_name("a;b\nc", true, false, "a;b\nc");
+
+	/* every name entering the output comes out clean, the same id
+	 * for the same name */
+	struct output out;
+	struct cpa_labels lb;
+	cpa_labels_default(&lb);
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	CHECK(output_init(&out, fd, false, &lb) == 0);
+	uint32_t len, id = output_string(&out, "A 999999999999\n", 15);
+	CHECK_STR(output_get_string(&out, id, &len), "A 999999999999_");
+	CHECK(output_string(&out, "A 999999999999\n", 15) == id);
+	CHECK(output_string(&out, "main", 4) != id && out.names_cleaned == 2);
+	output_free(&out);
+	close(fd);
 }
 
 /*
