@@ -8,7 +8,8 @@ cpa_query_cpa_query_SOURCES = \
 	cpa-query/map.c cpa-query/map.h \
 	cpa-query/output.c cpa-query/output.h \
 	cpa-query/prune.c \
-	cpa-query/list.c cpa-query/list.h
+	cpa-query/list.c cpa-query/list.h \
+	cpa-query/follow.c cpa-query/follow.h
 cpa_query_cpa_query_LDADD = lib/libcpa.a $(ZSTD_LIBS) -lz $(M_LIBS) -lpthread
 dist_man1_MANS += docs/man/cpa-query.1
 

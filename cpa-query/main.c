@@ -14,6 +14,7 @@
 #include "log.h"
 #include "options.h"
 
+#include "follow.h"
 #include "list.h"
 #include "opts.h"
 #include "output.h"
@@ -68,6 +69,9 @@ int main(int argc, char **argv)
 	struct query_opts o;
 	cpa_options_init(argv[0]);
 	query_opts_parse(&o, argc, argv);
+
+	if (o.follow)
+		return follow_run(&o, STDOUT_FILENO);
 
 	struct store_set ss;
 	stores_open(&ss, o.dirs, o.n_dirs);

@@ -13,7 +13,7 @@ enum {
 	OPT_COMM, OPT_CGROUP, OPT_CONTAINER, OPT_POD, OPT_CPU, OPT_ENV, OPT_KIND,
 	OPT_GREP, OPT_EXCLUDE, OPT_LABELS, OPT_FORMAT, OPT_SPLIT,
 	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO, OPT_GROWTH, OPT_STACKS,
-	OPT_PRUNE, OPT_CALLEE,
+	OPT_PRUNE, OPT_CALLEE, OPT_FOLLOW, OPT_CURSOR, OPT_POLL,
 };
 
 static const char doc[] =
@@ -38,6 +38,13 @@ static const struct argp_option options[] = {
 	 "up to now", 1},
 	{"list", OPT_LIST, NULL, 0, "List segments, the available range and "
 	 "its gaps", 1},
+	{"follow", OPT_FOLLOW, NULL, 0, "Write the stream of every block the "
+	 "store commits, from --from (default: the oldest) on, without end, "
+	 "each block followed by a 'position' meta record", 1},
+	{"cursor", OPT_CURSOR, "FILE", 0, "With --follow, start after the "
+	 "position FILE holds ('SEGMENT BLOCKS', as cpa-push keeps it)", 1},
+	{"poll", OPT_POLL, "DURATION", 0, "With --follow, how often to look "
+	 "for new blocks (default 1s)", 1},
 	{NULL, 0, NULL, 0, "Filters (all must match):", 2},
 	{"pid", OPT_PID, "PID[,PID]", 0, "Only these processes", 2},
 	{"tid", OPT_TID, "TID[,TID]", 0, "Only these threads", 2},
@@ -96,6 +103,7 @@ static const struct argp_option options[] = {
 struct parse_state {
 	struct query_opts *o;
 	const char *from, *to, *last, *diff_from, *diff_to;
+	bool poll;
 };
 
 static void add_str(const char ***v, size_t *n, const char *s)
@@ -125,6 +133,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LIST:
 		o->list = true;
+		break;
+	case OPT_FOLLOW:
+		o->follow = true;
+		break;
+	case OPT_CURSOR:
+		o->cursor = arg;
+		break;
+	case OPT_POLL:
+		o->poll_ns = cpa_opt_duration_ns("--poll", arg);
+		ps->poll = true;
+		if (o->poll_ns < 10000000 || o->poll_ns > 3600000000000ull)
+			cpa_die_usage("invalid --poll '%s': from 10ms to 1h",
+				      arg);
 		break;
 	case OPT_PID:
 		f->n_pids = cpa_opt_uint_list("--pid", arg, 0, UINT32_MAX,
@@ -268,6 +289,22 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 		if (o->diff_from >= o->diff_to)
 			cpa_die_usage("empty baseline range: --diff-from is "
 				      "not before --diff-to");
+	}
+	if (!o->poll_ns)
+		o->poll_ns = 1000000000;
+	if ((o->cursor || ps.poll) && !o->follow)
+		cpa_die_usage("--cursor and --poll go with --follow");
+	if (o->follow) {
+		if (o->n_dirs != 1)
+			cpa_die_usage("--follow reads one --dir");
+		if (ps.to || ps.last || o->list || o->split_dir || o->top ||
+		    o->diff || o->split_ns || o->output ||
+		    (o->format != FORMAT_FOLDED && o->format != FORMAT_STREAM))
+			cpa_die_usage("--follow writes the stream from --from "
+				      "on: it takes no --to, --last, --list, "
+				      "--split, --top, --diff-from, --output "
+				      "or other --format");
+		o->format = FORMAT_STREAM;
 	}
 	int modes = o->list + !!o->split_dir + !!o->top + o->diff +
 		    (o->format != FORMAT_FOLDED);

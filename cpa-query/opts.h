@@ -32,6 +32,9 @@ struct query_opts {
 	bool growth;			/* netting kinds: the range alone */
 	const char *output;
 	struct filter filter;
+	bool follow;			/* --follow: committed blocks, forever */
+	const char *cursor;		/* --follow: start after this position */
+	uint64_t poll_ns;		/* --follow: how often to look */
 };
 
 /* Parses argv; exits 2 on a bad option. */

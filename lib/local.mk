@@ -23,4 +23,5 @@ lib_libcpa_a_SOURCES = \
 	lib/pyoffsets.c lib/pyoffsets.h \
 	lib/procfs.c lib/procfs.h \
 	lib/safeopen.c lib/safeopen.h \
-	lib/name.c lib/name.h
+	lib/name.c lib/name.h \
+	lib/clickhouse.c lib/clickhouse.h

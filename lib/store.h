@@ -250,6 +250,8 @@ void cpa_segment_info_free(struct cpa_segment_info *si);
 int cpa_store_list_names(const char *dir, char ***names, size_t *n,
 			 char *err, size_t errlen);
 void cpa_store_names_free(char **names, size_t n);
+/* Time order of two segment names: start, then sequence number. */
+int cpa_store_name_cmp(const char *a, const char *b);
 
 /* Reads blocks of one segment; loads the dictionary as far as needed. */
 struct cpa_segment_reader {

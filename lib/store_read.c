@@ -300,15 +300,19 @@ void cpa_segment_info_free(struct cpa_segment_info *si)
 /* Time order: the start time, then the sequence number of a segment that
  * began in the same second after one closed early (-2 before -10, which
  * strcmp would swap). */
-static int name_cmp(const void *a, const void *b)
+int cpa_store_name_cmp(const char *x, const char *y)
 {
-	const char *x = *(char *const *)a, *y = *(char *const *)b;
 	int c = strncmp(x, y, 16);
 	if (c)
 		return c;
 	unsigned long sx = x[16] ? strtoul(x + 17, NULL, 10) : 0;
 	unsigned long sy = y[16] ? strtoul(y + 17, NULL, 10) : 0;
 	return sx < sy ? -1 : sx > sy;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return cpa_store_name_cmp(*(char *const *)a, *(char *const *)b);
 }
 
 int cpa_store_list_names(const char *dir, char ***names, size_t *n,

@@ -6,7 +6,7 @@ BATS_LOG_COMPILER = $(BATS)
 AM_BATS_LOG_FLAGS = --tap
 AM_TESTS_ENVIRONMENT = \
 	CPA_SRCDIR='$(abs_top_srcdir)' CPA_BUILDDIR='$(abs_top_builddir)' \
-	PATH='$(abs_top_builddir)/cpa-serve:$(abs_top_builddir)/cpa-capture:$(abs_top_builddir)/cpa-unwind:$(abs_top_builddir)/cpa-store:$(abs_top_builddir)/cpa-query:$(abs_top_builddir)/cpa-render:$(abs_top_srcdir)/scripts:'"$$PATH"; \
+	PATH='$(abs_top_builddir)/cpa-push:$(abs_top_builddir)/cpa-serve:$(abs_top_builddir)/cpa-capture:$(abs_top_builddir)/cpa-unwind:$(abs_top_builddir)/cpa-store:$(abs_top_builddir)/cpa-query:$(abs_top_builddir)/cpa-render:$(abs_top_srcdir)/scripts:'"$$PATH"; \
 	export CPA_SRCDIR CPA_BUILDDIR PATH;
 
 UNIT_LDADD = lib/libcpa.a $(M_LIBS)

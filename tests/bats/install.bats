@@ -9,7 +9,7 @@ setup() {
 }
 
 @test "make install puts everything under the prefix, and uninstall removes it" {
-	for t in cpa cpa-capture cpa-unwind cpa-store cpa-query cpa-render cpa-serve; do
+	for t in cpa cpa-capture cpa-unwind cpa-store cpa-query cpa-render cpa-serve cpa-push; do
 		[ -x "$P/bin/$t" ]
 		[ -f "$P/share/man/man1/$t.1" ]
 	done

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "cpuset.h"
 #include "folded.h"
+#include "clickhouse.h"
 #include "hash.h"
 #include "htab.h"
 #include "intern.h"
@@ -720,6 +721,67 @@ static void test_py_offsets(void)
 	      strstr(err, "range"));
 }
 
+/* The fleet's stack key must never change: ClickHouse holds it for every
+ * stack of every host, across releases. */
+static void test_stack_hash(void)
+{
+	const char *f[] = {"main", "run", "hot_leaf_[k]"};
+	uint64_t h = CPA_STACK_HASH_INIT;
+	for (int i = 0; i < 3; i++)
+		h = cpa_stack_hash_add(h, f[i], strlen(f[i]));
+	CHECK(h == 0xf3533a2a7b3e0488ull);
+	/* order matters: the same frames the other way are another stack */
+	uint64_t r = CPA_STACK_HASH_INIT;
+	for (int i = 2; i >= 0; i--)
+		r = cpa_stack_hash_add(r, f[i], strlen(f[i]));
+	CHECK(r != h);
+}
+
+/* ClickHouse's HTTP client: URLs, literals, RowBinary answers. */
+static void test_clickhouse(void)
+{
+	struct cpa_ch ch;
+	char err[200];
+	CHECK(cpa_ch_init(&ch, "http://u:secret@ch1:9123/?max_threads=2", err,
+			  sizeof(err)) == 0);
+	CHECK_STR(ch.host, "ch1");
+	CHECK_STR(ch.port, "9123");
+	CHECK_STR(ch.params, "max_threads=2");
+	CHECK_STR(ch.url, "http://u@ch1:9123");	/* never the password */
+	CHECK_STR(ch.auth, "Basic dTpzZWNyZXQ=");
+	cpa_ch_free(&ch);
+	CHECK(cpa_ch_init(&ch, "http://[::1]", err, sizeof(err)) == 0);
+	CHECK_STR(ch.host, "::1");
+	CHECK_STR(ch.port, "8123");
+	cpa_ch_free(&ch);
+	CHECK(cpa_ch_init(&ch, "https://ch1", err, sizeof(err)) == -1);
+	CHECK(cpa_ch_init(&ch, "http://ch1:80x", err, sizeof(err)) == -1);
+	CHECK(strstr(err, "expected http://HOST"));
+	CHECK(cpa_ch_init(&ch, "http://ch1/db", err, sizeof(err)) == -1);
+
+	struct cpa_buf b = {0};
+	cpa_ch_quote_str(&b, "it's a\\b\n");
+	cpa_buf_add(&b, "", 1);
+	CHECK_STR((char *)b.p, "'it\\'s a\\\\b\\x0a'");
+	b.len = 0;
+	cpa_rb_string(&b, "abc", 3);
+	cpa_rb_u64(&b, 42);
+	cpa_rb_u16(&b, 7);
+	struct cpa_rb rb;
+	uint32_t len;
+	cpa_rb_init(&rb, b.p, b.len);
+	const char *s = cpa_rb_get_string(&rb, &len);
+	CHECK(len == 3 && !memcmp(s, "abc", 3));
+	CHECK(cpa_rb_get_u64(&rb) == 42);
+	CHECK(cpa_rb_get_u16(&rb) == 7);
+	CHECK(!cpa_rb_more(&rb) && !rb.bad);
+	/* a cut answer is noticed, never read past */
+	cpa_rb_init(&rb, b.p, 2);
+	cpa_rb_get_string(&rb, &len);
+	CHECK(rb.bad && len == 0);
+	cpa_buf_free(&b);
+}
+
 int main(void)
 {
 	test_owners();
@@ -738,5 +800,7 @@ int main(void)
 	test_le();
 	test_fail();
 	test_py_offsets();
+	test_stack_hash();
+	test_clickhouse();
 	return unit_done("lib_test");
 }

@@ -1,0 +1,19 @@
+# cpa-push: see docs/man/cpa-push.1
+bin_PROGRAMS += cpa-push/cpa-push
+cpa_push_cpa_push_SOURCES = \
+	cpa-push/main.c \
+	cpa-push/opts.c cpa-push/opts.h \
+	cpa-push/cursor.c cpa-push/cursor.h \
+	cpa-push/schema.c cpa-push/schema.h \
+	cpa-push/batch.c cpa-push/batch.h \
+	cpa-push/source.c cpa-push/source.h
+cpa_push_cpa_push_LDADD = lib/libcpa.a $(ZSTD_LIBS) $(M_LIBS)
+dist_man1_MANS += docs/man/cpa-push.1
+
+# Two ClickHouse shards of the suite's own, three capturing hosts pushing,
+# an outage and kills mid-stream (tests/bats/fleet_helper.bash). The
+# 60-second outage is fleet-outage.bats: not in make check's budget, run by
+# .ci/run.
+TESTS += tests/bats/fleet.bats
+dist_check_DATA += tests/bats/fleet_helper.bash
+EXTRA_DIST += tests/bats/fleet-outage.bats
