@@ -33,7 +33,7 @@ enum capture_slot {
 	SLOT_COUNT
 };
 
-/* Event kinds: the same numbers as enum cpa_kind in lib/stream.h. */
+/* Event kinds: the same numbers as enum cpa_kind in lib/format/stream.h. */
 enum capture_kind {
 	CAPTURE_KIND_ONCPU = 0,
 	CAPTURE_KIND_OFFCPU_BLOCKED = 1,
@@ -49,7 +49,7 @@ enum capture_kind {
 	CAPTURE_KIND_HEAP_INUSE = 11,
 };
 
-/* Flags: the same bits as CPA_RAW_* in lib/stream.h. */
+/* Flags: the same bits as CPA_RAW_* in lib/format/stream.h. */
 #define CAPTURE_F_USER_TRUNCATED 0x0001
 #define CAPTURE_F_KSTACK_FAILED 0x0002
 #define CAPTURE_F_USTACK_FAILED 0x0004

@@ -2,7 +2,7 @@
 # bpftool dumps from the build host's BTF, embedded in the loaders through
 # bpftool skeletons (as libbpf-tools does).
 BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_TARGET_ARCH) \
-	-I$(top_builddir)/bpf -I$(top_srcdir)/bpf -I$(top_srcdir)/lib \
+	-I$(top_builddir)/bpf -I$(top_srcdir)/bpf \
 	-Wall -Werror
 
 bpf/vmlinux.h:

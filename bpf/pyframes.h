@@ -3,7 +3,7 @@
  * What the Python frame walker (bpf/pywalk.bpf.h) shares with its loader
  * (cpa-capture/python.c): the per-process description of an interpreter
  * the loader writes into the py_procs map, and the frames the walker
- * writes into each sample. Offsets come from lib/pyoffsets.c.
+ * writes into each sample. Offsets come from lib/runtime/pyoffsets.c.
  */
 #ifndef CPA_BPF_PYFRAMES_H
 #define CPA_BPF_PYFRAMES_H
@@ -17,7 +17,7 @@
 #define CAPTURE_PY_READ 128		/* most bytes of a frame read at once */
 #define CAPTURE_PY_NO_CFRAME 0xffff
 
-/* the same bits as CPA_PY_* and CPA_PY_FRAME_ENTRY in lib/stream.h */
+/* the same bits as CPA_PY_* and CPA_PY_FRAME_ENTRY in lib/format/stream.h */
 #define CAPTURE_PY_TRUNCATED 0x1
 #define CAPTURE_PY_BROKEN 0x2
 #define CAPTURE_PY_FRAME_ENTRY 0x1

@@ -7,7 +7,7 @@
  * hash lookup by tgid.
  *
  * Versions differ only in the offsets and a few flags of that state
- * (lib/pyoffsets.c), never in which code runs. The thread's state is
+ * (lib/runtime/pyoffsets.c), never in which code runs. The thread's state is
  * found by its kernel tid (or, before 3.11, by its pthread_t, the TLS
  * base), not by who holds the GIL, so a thread that
  * released it is found too; the last match per thread is cached and

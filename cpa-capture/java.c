@@ -7,7 +7,7 @@
  * Java frames, `_[j]`). Live objects use the allocation-id contract of
  * the native memory kinds: each sampled object is sent as java-live with
  * an id, its free later as a free of that id with no stack, and
- * cpa-unwind pairs the two. The wire format is lib/jvmagent.h.
+ * cpa-unwind pairs the two. The wire format is lib/runtime/jvmagent.h.
  */
 #include <config.h>
 

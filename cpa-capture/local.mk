@@ -1,8 +1,9 @@
 # cpa-capture: see docs/man/cpa-capture.1 and docs/capture.md
-bin_PROGRAMS += cpa-capture/cpa-capture
-cpa_capture_cpa_capture_SOURCES = \
+# Everything but main() is one library, which the program, its unit tests
+# and its fuzz targets link: a new file is listed here once.
+noinst_LIBRARIES += cpa-capture/libcapture.a
+cpa_capture_libcapture_a_SOURCES = \
 	cpa-capture/cpa-capture.h \
-	cpa-capture/main.c \
 	cpa-capture/options.c \
 	cpa-capture/features.c \
 	cpa-capture/kernel.c \
@@ -19,14 +20,24 @@ cpa_capture_cpa_capture_SOURCES = \
 	cpa-capture/heap.c \
 	cpa-capture/java.c \
 	cpa-capture/perf_backend.c
-cpa_capture_cpa_capture_CPPFLAGS = $(AM_CPPFLAGS) \
+CAPTURE_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-capture \
 	-DCPA_PKGLIBDIR='"$(pkglibdir)"'
-cpa_capture_cpa_capture_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
-cpa_capture_cpa_capture_LDADD = lib/libcpa.a $(LIBBPF_LIBS) $(LIBELF_LIBS) $(M_LIBS)
-# the loader embeds the BPF object through its skeleton
-cpa-capture/cpa_capture-bpf_backend.$(OBJEXT): bpf/capture.skel.h
-cpa-capture/cpa_capture-memory.$(OBJEXT): bpf/mem.skel.h
-cpa-capture/cpa_capture-heap.$(OBJEXT): bpf/heap.skel.h
+CAPTURE_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+CAPTURE_LIBS = cpa-capture/libcapture.a $(LIBCPA_FORMAT) $(LIBCPA_RUNTIME) \
+	$(LIBBPF_LIBS) \
+	$(LIBELF_LIBS) $(M_LIBS)
+cpa_capture_libcapture_a_CPPFLAGS = $(CAPTURE_CPPFLAGS)
+cpa_capture_libcapture_a_CFLAGS = $(CAPTURE_CFLAGS)
+# the loaders embed the BPF objects through their skeletons
+cpa-capture/libcapture_a-bpf_backend.$(OBJEXT): bpf/capture.skel.h
+cpa-capture/libcapture_a-memory.$(OBJEXT): bpf/mem.skel.h
+cpa-capture/libcapture_a-heap.$(OBJEXT): bpf/heap.skel.h
+
+bin_PROGRAMS += cpa-capture/cpa-capture
+cpa_capture_cpa_capture_SOURCES = cpa-capture/main.c
+cpa_capture_cpa_capture_CPPFLAGS = $(CAPTURE_CPPFLAGS)
+cpa_capture_cpa_capture_CFLAGS = $(CAPTURE_CFLAGS)
+cpa_capture_cpa_capture_LDADD = $(CAPTURE_LIBS)
 EXTRA_DIST += docs/capture.md docs/img/mem-usage.png
 dist_man1_MANS += docs/man/cpa-capture.1
 
@@ -53,24 +64,23 @@ tests_workloads_blocker_LDADD = -lpthread
 # Unit tests of the parts that need no kernel: release checks, probe specs
 # and the time-ordered output queue.
 check_PROGRAMS += tests/unit/capture_test
-tests_unit_capture_test_SOURCES = tests/unit/capture_test.c tests/unit/unit.h \
-	cpa-capture/output.c cpa-capture/probes.c cpa-capture/kernel.c
-tests_unit_capture_test_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-capture
-tests_unit_capture_test_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
-tests_unit_capture_test_LDADD = lib/libcpa.a $(LIBBPF_LIBS) $(LIBELF_LIBS)
+tests_unit_capture_test_SOURCES = tests/unit/capture_test.c tests/unit/unit.h
+tests_unit_capture_test_CPPFLAGS = $(CAPTURE_CPPFLAGS)
+tests_unit_capture_test_CFLAGS = $(CAPTURE_CFLAGS)
+tests_unit_capture_test_LDADD = $(CAPTURE_LIBS)
 TESTS += tests/unit/capture_test
 
-# Fuzz target: what a JVM's agent sends (java.c's reader of lib/jvmagent.h
+# Fuzz target: what a JVM's agent sends (java.c's reader of lib/runtime/jvmagent.h
 # records); `make check` replays its corpus (tests/bats/fuzz.bats).
 FUZZ_TARGETS += capture_java
-FUZZ_EXTRA_capture_java = cpa-capture/java.c
-FUZZ_CFLAGS_capture_java = -I$(top_builddir) -DCPA_PKGLIBDIR='"$(pkglibdir)"'
+FUZZ_TOOL_capture_java = capture
+FUZZ_CFLAGS_capture = -I$(srcdir)/cpa-capture -I$(top_builddir) \
+	-DCPA_PKGLIBDIR='"$(pkglibdir)"' $(LIBBPF_CFLAGS)
 check_PROGRAMS += tests/fuzz/capture_java_replay
 tests_fuzz_capture_java_replay_SOURCES = tests/fuzz/capture_java_fuzz.c \
-	tests/fuzz/replay.c cpa-capture/java.c
-tests_fuzz_capture_java_replay_CPPFLAGS = $(AM_CPPFLAGS) \
-	-DCPA_PKGLIBDIR='"$(pkglibdir)"'
-tests_fuzz_capture_java_replay_LDADD = lib/libcpa.a $(M_LIBS)
+	tests/fuzz/replay.c
+tests_fuzz_capture_java_replay_CPPFLAGS = $(CAPTURE_CPPFLAGS)
+tests_fuzz_capture_java_replay_LDADD = $(CAPTURE_LIBS)
 
 # --mem: memory by allocating stack, against a workload that maps and
 # touches known numbers of bytes from known functions.

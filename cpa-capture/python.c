@@ -6,7 +6,7 @@
  * from its file name, and where _PyRuntime is; 3.13 and later put their
  * own offsets (_Py_DebugOffsets) at its start, read in place of the
  * table where cpa knows their layout. A version cpa has offsets
- * for (lib/pyoffsets.c) is handed to the BPF walker through py_procs,
+ * for (lib/runtime/pyoffsets.c) is handed to the BPF walker through py_procs,
  * keyed by process; any other version is sampled natively, and the stream
  * says why, once per process, in a meta record (key "python").
  */

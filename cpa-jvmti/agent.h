@@ -6,7 +6,7 @@
  *   events.c   the JVMTI events of a session, turned into records
  *   names.c    method and class names, as frames read them
  *   queue.c    the bounded queue between Java threads and the socket
- * The wire format is lib/jvmagent.h.
+ * The wire format is lib/runtime/jvmagent.h.
  */
 #ifndef CPA_JVMTI_AGENT_H
 #define CPA_JVMTI_AGENT_H

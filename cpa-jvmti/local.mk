@@ -1,20 +1,22 @@
 # libcpa-jvmti.so: the JVMTI agent cpa-capture loads into a running JVM
 # (--java-alloc, --java-live); see docs/capture.md, "Java allocations".
-# Built without the sanitizers of a sanitized build: it runs inside a JVM,
-# which does not load the sanitizer runtimes first.
-JVMTI_SRCS = cpa-jvmti/agent.c cpa-jvmti/events.c cpa-jvmti/names.c \
-	cpa-jvmti/queue.c
-JVMTI_CFLAGS = $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS))
-agentdir = $(pkglibdir)
-agent_DATA = cpa-jvmti/libcpa-jvmti.so
-cpa-jvmti/libcpa-jvmti.so: $(JVMTI_SRCS) cpa-jvmti/agent.h lib/jvmagent.h
-	@$(MKDIR_P) cpa-jvmti
-	$(AM_V_CC)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN_CFLAGS) $(JVMTI_CFLAGS) \
-		-fPIC -shared -fvisibility=hidden -pthread $(JVMTI_CPPFLAGS) \
-		-I$(top_srcdir)/lib -Wl,-z,defs -o $@ \
-		$(addprefix $(srcdir)/,$(JVMTI_SRCS))
-CLEANFILES += cpa-jvmti/libcpa-jvmti.so
-EXTRA_DIST += $(JVMTI_SRCS) cpa-jvmti/agent.h
+# A shared object built as a program (the build uses no libtool), and left
+# out by configure --without-jvmti.
+jvmtidir = $(pkglibdir)
+if WITH_JVMTI
+jvmti_PROGRAMS = cpa-jvmti/libcpa-jvmti.so
+endif
+cpa_jvmti_libcpa_jvmti_so_SOURCES = cpa-jvmti/agent.c cpa-jvmti/agent.h \
+	cpa-jvmti/events.c cpa-jvmti/names.c cpa-jvmti/queue.c
+cpa_jvmti_libcpa_jvmti_so_CPPFLAGS = -include $(top_builddir)/config.h \
+	-I$(top_srcdir)/lib/runtime -I$(top_srcdir)/lib/base $(JVMTI_CPPFLAGS)
+cpa_jvmti_libcpa_jvmti_so_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden \
+	-pthread
+cpa_jvmti_libcpa_jvmti_so_LDFLAGS = -shared -Wl,-z,defs -pthread
+# It runs inside a JVM, which does not load the sanitizer runtimes first:
+# a sanitized build builds it without its -fsanitize flags.
+$(cpa_jvmti_libcpa_jvmti_so_OBJECTS) cpa-jvmti/libcpa-jvmti.so: \
+	override CFLAGS := $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS))
 
 # Tests: real captures of a JVM's allocations and live objects.
 TESTS += tests/bats/java-alloc.bats

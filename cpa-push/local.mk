@@ -7,7 +7,7 @@ cpa_push_cpa_push_SOURCES = \
 	cpa-push/schema.c cpa-push/schema.h \
 	cpa-push/batch.c cpa-push/batch.h \
 	cpa-push/source.c cpa-push/source.h
-cpa_push_cpa_push_LDADD = lib/libcpa.a $(ZSTD_LIBS) $(M_LIBS)
+cpa_push_cpa_push_LDADD = $(LIBCPA_FORMAT) $(ZSTD_LIBS) $(M_LIBS)
 dist_man1_MANS += docs/man/cpa-push.1
 
 # Two ClickHouse shards of the suite's own, three capturing hosts pushing,

@@ -114,7 +114,7 @@ static bool labels_pass(const struct filter *f, const struct cpa_store_dict *d,
 		if (!ok)
 			return false;
 	}
-	/* a cgroup path names its container and pod (lib/owner.h); any
+	/* a cgroup path names its container and pod (lib/format/owner.h); any
 	 * other label is a container name recorded as is */
 	struct cpa_owner o;
 	cpa_owner_parse(cpa_label_is_cgroup(ctr) ? ctr : NULL, &o);

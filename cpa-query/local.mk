@@ -1,7 +1,7 @@
 # cpa-query: see docs/man/cpa-query.1
-bin_PROGRAMS += cpa-query/cpa-query
-cpa_query_cpa_query_SOURCES = \
-	cpa-query/main.c \
+# Everything but main() is one library, linked by the program and its tests.
+noinst_LIBRARIES += cpa-query/libquery.a
+cpa_query_libquery_a_SOURCES = \
 	cpa-query/opts.c cpa-query/opts.h \
 	cpa-query/scan.c cpa-query/scan.h \
 	cpa-query/filter.c cpa-query/filter.h \
@@ -10,7 +10,11 @@ cpa_query_cpa_query_SOURCES = \
 	cpa-query/prune.c \
 	cpa-query/list.c cpa-query/list.h \
 	cpa-query/follow.c cpa-query/follow.h
-cpa_query_cpa_query_LDADD = lib/libcpa.a $(ZSTD_LIBS) -lz $(M_LIBS) -lpthread
+QUERY_LIBS = cpa-query/libquery.a $(LIBCPA_ANALYSIS) $(ZSTD_LIBS) $(ZLIB_LIBS) \
+	$(M_LIBS) -lpthread
+bin_PROGRAMS += cpa-query/cpa-query
+cpa_query_cpa_query_SOURCES = cpa-query/main.c
+cpa_query_cpa_query_LDADD = $(QUERY_LIBS)
 dist_man1_MANS += docs/man/cpa-query.1
 
 TESTS += tests/bats/query.bats tests/bats/mem-query.bats

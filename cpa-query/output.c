@@ -107,7 +107,7 @@ static uint32_t pprof_labels(struct fold_sink *s,
 }
 
 /* Formats each distinct (labelset, stack) of the segment once, through
- * lib/labels.h, and adds its weights to the line it becomes. */
+ * lib/format/labels.h, and adds its weights to the line it becomes. */
 static void fold_end(struct sink *k, const struct cpa_segment_info *si,
 		     const struct cpa_store_dict *d)
 {

@@ -13,7 +13,7 @@
  * (stack id and the label values shown) to leaf node, and a map from
  * dictionary string id to frame name, so a sample already seen costs one
  * probe, and a new one a probe per frame, with no text in between. The
- * root labels come from lib/labels.c, so they read exactly as the ones
+ * root labels come from lib/format/labels.c, so they read exactly as the ones
  * cpa-unwind --folded and cpa-query print.
  *
  * A sample flagged free (mem-usage, heap-inuse) is bytes that its stack

@@ -1,7 +1,10 @@
 # cpa-render: see docs/man/cpa-render.1
-bin_PROGRAMS += cpa-render/cpa-render
-cpa_render_cpa_render_SOURCES = \
-	cpa-render/main.c cpa-render/render.h \
+# The input, the tree and every output format are one library, linked by
+# the program and its fuzz target; the terminal UI is another, built where
+# ncurses is (configure --without-ncurses leaves it out).
+noinst_LIBRARIES += cpa-render/librender.a
+cpa_render_librender_a_SOURCES = \
+	cpa-render/render.h \
 	cpa-render/input.c \
 	cpa-render/tree.c cpa-render/tree.h \
 	cpa-render/units.c \
@@ -12,14 +15,29 @@ cpa_render_cpa_render_SOURCES = \
 	cpa-render/text.c \
 	cpa-render/folded_out.c \
 	cpa-render/pprof_out.c \
-	cpa-render/speedscope.c \
+	cpa-render/speedscope.c
+nodist_cpa_render_librender_a_SOURCES = cpa-render/assets.c
+RENDER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-render
+RENDER_LIBS = cpa-render/librender.a $(LIBCPA_ANALYSIS) $(ZLIB_LIBS) $(M_LIBS)
+cpa_render_librender_a_CPPFLAGS = $(RENDER_CPPFLAGS)
+
+cpa_render_libtui_a_SOURCES = \
 	cpa-render/tui.c cpa-render/tui.h \
 	cpa-render/tui_data.c \
 	cpa-render/tui_view.c
-nodist_cpa_render_cpa_render_SOURCES = cpa-render/assets.c
-cpa_render_cpa_render_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS)
-cpa_render_cpa_render_LDADD = lib/libcpa.a $(NCURSES_LIBS) $(ZLIB_LIBS) \
-	$(M_LIBS)
+cpa_render_libtui_a_CPPFLAGS = $(RENDER_CPPFLAGS)
+cpa_render_libtui_a_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS)
+if WITH_NCURSES
+noinst_LIBRARIES += cpa-render/libtui.a
+TUI_LIBS = cpa-render/libtui.a $(NCURSES_LIBS)
+else
+TUI_LIBS =
+endif
+
+bin_PROGRAMS += cpa-render/cpa-render
+cpa_render_cpa_render_SOURCES = cpa-render/main.c
+cpa_render_cpa_render_CPPFLAGS = $(RENDER_CPPFLAGS)
+cpa_render_cpa_render_LDADD = $(TUI_LIBS) $(RENDER_LIBS)
 
 # The browser code is kept as plain .js files and built into the program
 # as C strings, so every SVG and HTML page is self-contained.
@@ -61,19 +79,12 @@ EXTRA_DIST += tests/bats/render.bats tests/bats/render-browser.bats \
 # Fuzz target: any bytes through input, tree and every output format.
 # `make check` replays its corpus (tests/bats/render.bats); `make fuzz`
 # runs it under libFuzzer with the other targets.
-RENDER_FUZZ_SRCS = cpa-render/input.c cpa-render/tree.c cpa-render/units.c \
-	cpa-render/palette.c cpa-render/xml.c cpa-render/svg.c \
-	cpa-render/html.c cpa-render/text.c cpa-render/folded_out.c \
-	cpa-render/pprof_out.c cpa-render/speedscope.c
 check_PROGRAMS += tests/fuzz/render_replay
 tests_fuzz_render_replay_SOURCES = tests/fuzz/render_fuzz.c \
-	tests/fuzz/replay.c $(RENDER_FUZZ_SRCS)
-nodist_tests_fuzz_render_replay_SOURCES = cpa-render/assets.c
-tests_fuzz_render_replay_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-render
-tests_fuzz_render_replay_LDADD = lib/libcpa.a $(ZLIB_LIBS) $(M_LIBS)
-
+	tests/fuzz/replay.c
+tests_fuzz_render_replay_CPPFLAGS = $(RENDER_CPPFLAGS)
+tests_fuzz_render_replay_LDADD = $(RENDER_LIBS)
 FUZZ_TARGETS += render
-FUZZ_EXTRA_render = $(RENDER_FUZZ_SRCS)
-FUZZ_BUILT_render = cpa-render/assets.c
+FUZZ_TOOL_render = render
 FUZZ_CFLAGS_render = -I$(srcdir)/cpa-render
 EXTRA_DIST += tests/fuzz/render_fuzz.c

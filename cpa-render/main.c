@@ -15,7 +15,9 @@
 #include "options.h"
 #include "render.h"
 #include "timeparse.h"
+#if WITH_NCURSES
 #include "tui.h"
+#endif
 
 enum {
 	OPT_TITLE = 256, OPT_SUBTITLE, OPT_WIDTH, OPT_HEIGHT, OPT_MINWIDTH,
@@ -274,7 +276,12 @@ int main(int argc, char **argv)
 				      "or --to");
 		if (o.tui_from && o.tui_to && o.tui_from >= o.tui_to)
 			cpa_die_usage("empty range: --from is not before --to");
+#if WITH_NCURSES
 		return tui_run(&o, query) < 0 ? CPA_EXIT_FAILURE : 0;
+#else
+		cpa_die("--tui: this cpa-render was built without ncurses "
+			"(configure --without-ncurses)");
+#endif
 	}
 	if (query)
 		cpa_die_usage("arguments after -- are the query command of "

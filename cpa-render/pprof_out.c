@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * --format pprof: every stack of the merged profile, with its weight and
- * sample type, to lib/pprof.c, which builds the profile as it does for
+ * sample type, to lib/format/pprof.c, which builds the profile as it does for
  * cpa-query and writes gzipped profile.proto for go tool pprof,
  * Pyroscope and Grafana. From a stream each stack comes once per event
  * kind and label set (pid, tid, comm, ...), so the profile can be sliced

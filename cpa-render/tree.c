@@ -4,7 +4,7 @@
  * node's id is always greater than its parent's, which lets tree_finish()
  * sum totals and count depths in single passes over the array.
  *
- * The node array and the child index (lib/htab.c) are hundreds of
+ * The node array and the child index (lib/base/htab.c) are hundreds of
  * megabytes read at random for a large profile: both ask for huge pages.
  */
 #include <stdlib.h>

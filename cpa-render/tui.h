@@ -40,7 +40,7 @@ struct tui_data {
 	char **query;		/* the query command, NULL-terminated; NULL
 				 * when the samples came from one stream */
 	/* Strings are interned once and kept in dict under the same ids,
-	 * so lib/labels.c names the root labels. */
+	 * so lib/format/labels.c names the root labels. */
 	struct cpa_strtab *strs;
 	struct cpa_dict dict;
 	struct cpa_stacktab *stacks;	/* frames as string ids */

@@ -1,7 +1,13 @@
 # cpa-serve: see docs/man/cpa-serve.1 and docs/api.md
+# Everything but main() is one library, linked by the program and its
+# fuzz target; configure --without-libmicrohttpd leaves all three out.
+if WITH_LIBMICROHTTPD
+noinst_LIBRARIES += cpa-serve/libserve.a
 bin_PROGRAMS += cpa-serve/cpa-serve
-cpa_serve_cpa_serve_SOURCES = \
-	cpa-serve/main.c \
+check_PROGRAMS += tests/fuzz/serve_spec_replay
+FUZZ_TARGETS += serve_spec
+endif
+cpa_serve_libserve_a_SOURCES = \
 	cpa-serve/opts.c cpa-serve/opts.h \
 	cpa-serve/http.c cpa-serve/http.h \
 	cpa-serve/auth.c cpa-serve/auth.h \
@@ -15,8 +21,16 @@ cpa_serve_cpa_serve_SOURCES = \
 	cpa-serve/launcher.c cpa-serve/launcher.h \
 	cpa-serve/privs.c cpa-serve/privs.h \
 	cpa-serve/run.c cpa-serve/run.h
-cpa_serve_cpa_serve_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JSONC_CFLAGS) -pthread
-cpa_serve_cpa_serve_LDADD = lib/libcpa.a $(MHD_LIBS) $(JSONC_LIBS) -lpthread
+SERVE_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-serve
+SERVE_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JSONC_CFLAGS) -pthread
+SERVE_LIBS = cpa-serve/libserve.a $(LIBCPA_BASE) $(MHD_LIBS) $(JSONC_LIBS) \
+	-lpthread
+cpa_serve_libserve_a_CPPFLAGS = $(SERVE_CPPFLAGS)
+cpa_serve_libserve_a_CFLAGS = $(SERVE_CFLAGS)
+cpa_serve_cpa_serve_SOURCES = cpa-serve/main.c
+cpa_serve_cpa_serve_CPPFLAGS = $(SERVE_CPPFLAGS)
+cpa_serve_cpa_serve_CFLAGS = $(SERVE_CFLAGS)
+cpa_serve_cpa_serve_LDADD = $(SERVE_LIBS)
 dist_man1_MANS += docs/man/cpa-serve.1
 
 # Jobs, errors, history and the API document's examples, over HTTP with
@@ -30,14 +44,12 @@ EXTRA_DIST += tests/bats/serve-load-long.bats tests/bats/serve-restart.bats
 EXTRA_DIST += docs/api.md
 
 # Fuzz target: the job body parser (tests/fuzz/serve_spec_fuzz.c).
-check_PROGRAMS += tests/fuzz/serve_spec_replay
 tests_fuzz_serve_spec_replay_SOURCES = tests/fuzz/serve_spec_fuzz.c \
-	tests/fuzz/replay.c cpa-serve/spec.c
-tests_fuzz_serve_spec_replay_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-serve
-tests_fuzz_serve_spec_replay_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
-tests_fuzz_serve_spec_replay_LDADD = lib/libcpa.a $(JSONC_LIBS)
-FUZZ_TARGETS += serve_spec
-FUZZ_EXTRA_serve_spec = cpa-serve/spec.c
-FUZZ_CFLAGS_serve_spec = -I$(srcdir)/cpa-serve $(JSONC_CFLAGS)
-FUZZ_LIBS_serve_spec = $(JSONC_LIBS)
+	tests/fuzz/replay.c
+tests_fuzz_serve_spec_replay_CPPFLAGS = $(SERVE_CPPFLAGS)
+tests_fuzz_serve_spec_replay_CFLAGS = $(SERVE_CFLAGS)
+tests_fuzz_serve_spec_replay_LDADD = $(SERVE_LIBS)
+FUZZ_TOOL_serve_spec = serve
+FUZZ_CFLAGS_serve = -I$(srcdir)/cpa-serve $(JSONC_CFLAGS) $(MHD_CFLAGS)
+FUZZ_LIBS_serve = $(JSONC_LIBS) $(MHD_LIBS)
 EXTRA_DIST += tests/fuzz/serve_spec_fuzz.c

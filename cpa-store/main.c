@@ -111,7 +111,7 @@ static bool flush(struct store *st, struct input *in, struct windows *ws,
 	return false;
 }
 
-/* Self statistics (lib/selfstats.h), copied from the running totals
+/* Self statistics (lib/base/selfstats.h), copied from the running totals
  * before each possible report. */
 struct counters {
 	uint64_t *samples, *lost, *windows, *blocks, *bytes, *segments,

@@ -20,7 +20,7 @@ struct store_opts {
 	uint64_t max_dict;	/* a segment's dictionaries; past it, a new one */
 	uint64_t folded_time_ns;	/* time stamp of folded input lines */
 	bool stats;		/* report at exit */
-	struct cpa_selfstats_opts selfstats;	/* lib/selfstats.h */
+	struct cpa_selfstats_opts selfstats;	/* lib/base/selfstats.h */
 };
 
 /* Parses argv; exits 2 on a bad option. */

@@ -2,7 +2,7 @@
 /*
  * Allocation id -> the allocating sample, for frees that come without a
  * stack (allocs.h). Entries live in one array indexed by slot; the hash
- * table (lib/htab.h) maps (kind, id) to a slot, and removal shifts its
+ * table (lib/base/htab.h) maps (kind, id) to a slot, and removal shifts its
  * run back, so a table that sees millions of allocations and frees stays
  * as large as the most it ever held at once.
  */

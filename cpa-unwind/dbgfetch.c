@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* Debug files from debuginfod servers, fetched on a thread of their own. */
-#include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,6 +15,40 @@
 #include "hash.h"
 #include "htab.h"
 #include "log.h"
+
+#if WITH_DEBUGINFOD
+#include <elfutils/debuginfod.h>
+#else
+/* Built without libdebuginfod (configure --without-debuginfod):
+ * dbgfetch_new starts no fetcher, so none of these is reached. */
+#define DEBUGINFOD_URLS_ENV_VAR "DEBUGINFOD_URLS"
+#define DEBUGINFOD_CACHE_PATH_ENV_VAR "DEBUGINFOD_CACHE_PATH"
+typedef struct debuginfod_client debuginfod_client;
+typedef int (*debuginfod_progressfn_t)(debuginfod_client *, long, long);
+static debuginfod_client *debuginfod_begin(void) { return NULL; }
+static void debuginfod_end(debuginfod_client *c) { (void)c; }
+static void *debuginfod_get_user_data(debuginfod_client *c)
+{
+	(void)c;
+	return NULL;
+}
+static void debuginfod_set_user_data(debuginfod_client *c, void *d)
+{
+	(void)c, (void)d;
+}
+static void debuginfod_set_progressfn(debuginfod_client *c,
+				      debuginfod_progressfn_t fn)
+{
+	(void)c, (void)fn;
+}
+static int debuginfod_find_debuginfo(debuginfod_client *c,
+				     const unsigned char *id, int len,
+				     char **path)
+{
+	(void)c, (void)id, (void)len, (void)path;
+	return -ENOSYS;
+}
+#endif
 
 #define ID_MAX 64		/* longest build id asked for */
 /* Build ids asked for: a host has hundreds of stripped objects; the
@@ -237,6 +270,11 @@ struct dbgfetch *dbgfetch_new(const char *cache_dir, bool wait, char *err,
 	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
 	if (!urls || !urls[strspn(urls, " \t")])
 		return NULL;
+	if (!WITH_DEBUGINFOD) {
+		cpa_warn("DEBUGINFOD_URLS is set, but this cpa-unwind was built "
+			 "without debuginfod: no debug files are fetched");
+		return NULL;
+	}
 	int rc = make_dirs(cache_dir);
 	if (rc == 0)
 		rc = set_retry_policy(cache_dir);

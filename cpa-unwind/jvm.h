@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Java: a JVM writes no perf map unless asked, so cpa-unwind asks it
- * (jcmd's Compiler.perfmap, over HotSpot's attach protocol, lib/jvmattach.h)
+ * (jcmd's Compiler.perfmap, over HotSpot's attach protocol, lib/runtime/jvmattach.h)
  * when a sample lands in JIT code of a process that maps libjvm.so and the
  * map does not cover the address: at once the first time, then after 1 s,
  * 2 s, 4 s... up to a minute, since a JVM keeps compiling new code for a

@@ -1,7 +1,9 @@
 # cpa-unwind: see docs/man/cpa-unwind.1 and docs/unwinding.md
-bin_PROGRAMS += cpa-unwind/cpa-unwind
-cpa_unwind_cpa_unwind_SOURCES = \
-	cpa-unwind/main.c cpa-unwind/unwind.h \
+# Everything but main() is one library, which the program, its unit tests
+# and its fuzz targets link: a new file is listed here once.
+noinst_LIBRARIES += cpa-unwind/libunwind.a
+cpa_unwind_libunwind_a_SOURCES = \
+	cpa-unwind/unwind.h \
 	cpa-unwind/run.c \
 	cpa-unwind/sample.c \
 	cpa-unwind/allocs.c cpa-unwind/allocs.h \
@@ -26,10 +28,20 @@ cpa_unwind_cpa_unwind_SOURCES = \
 	cpa-unwind/inline.c cpa-unwind/inline.h \
 	cpa-unwind/output.c cpa-unwind/output.h \
 	cpa-unwind/stats.c
-cpa_unwind_cpa_unwind_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS) \
+UNWIND_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-unwind
+UNWIND_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS) \
 	$(DEBUGINFOD_CFLAGS)
-cpa_unwind_cpa_unwind_LDADD = lib/libcpa.a $(LIBDW_LIBS) $(LIBELF_LIBS) \
+UNWIND_LIBS = cpa-unwind/libunwind.a $(LIBCPA_FORMAT) $(LIBCPA_RUNTIME) \
+	$(LIBDW_LIBS) $(LIBELF_LIBS) \
 	$(DEBUGINFOD_LIBS) $(IBERTY_LIBS) $(M_LIBS)
+cpa_unwind_libunwind_a_CPPFLAGS = $(UNWIND_CPPFLAGS)
+cpa_unwind_libunwind_a_CFLAGS = $(UNWIND_CFLAGS)
+
+bin_PROGRAMS += cpa-unwind/cpa-unwind
+cpa_unwind_cpa_unwind_SOURCES = cpa-unwind/main.c
+cpa_unwind_cpa_unwind_CPPFLAGS = $(UNWIND_CPPFLAGS)
+cpa_unwind_cpa_unwind_CFLAGS = $(UNWIND_CFLAGS)
+cpa_unwind_cpa_unwind_LDADD = $(UNWIND_LIBS)
 
 dist_man1_MANS += docs/man/cpa-unwind.1
 EXTRA_DIST += docs/unwinding.md
@@ -40,14 +52,14 @@ check_PROGRAMS += tests/workloads/selfsnap tests/workloads/qsort_chain \
 	tests/workloads/vdso_chain tests/workloads/anon_exec
 tests_workloads_selfsnap_SOURCES = tests/workloads/selfsnap.c
 tests_workloads_selfsnap_CFLAGS = $(WL_NOFP_CFLAGS)
-tests_workloads_selfsnap_LDADD = lib/libcpa.a
+tests_workloads_selfsnap_LDADD = $(LIBCPA_FORMAT)
 tests_workloads_qsort_chain_SOURCES = tests/workloads/qsort_chain.c
 tests_workloads_qsort_chain_CFLAGS = $(WL_NOFP_CFLAGS)
 tests_workloads_vdso_chain_SOURCES = tests/workloads/vdso_chain.c
 tests_workloads_vdso_chain_CFLAGS = $(WL_NOFP_CFLAGS)
 # Code in anonymous memory named by prctl (debuginfo.bats).
 tests_workloads_anon_exec_SOURCES = tests/workloads/anon_exec.c
-tests_workloads_anon_exec_LDADD = lib/libcpa.a
+tests_workloads_anon_exec_LDADD = $(LIBCPA_FORMAT)
 # Built by tests/bats/unwind-capture.bats with the language's own compiler
 # (g++, rustc, go) or run by node; skipped where that is missing.
 EXTRA_DIST += tests/workloads/cxx_chain.cc tests/workloads/rust_chain.rs \
@@ -65,7 +77,7 @@ EXTRA_DIST += tests/bats/java.bats tests/workloads/JavaChain.java \
 check_PROGRAMS += tests/hostile/hostile-elf tests/hostile/hostile-spin
 tests_hostile_hostile_elf_SOURCES = tests/hostile/hostile-elf.c \
 	tests/hostile/hostile.h
-tests_hostile_hostile_elf_LDADD = lib/libcpa.a $(ZLIB_LIBS)
+tests_hostile_hostile_elf_LDADD = $(LIBCPA_BASE) $(ZLIB_LIBS)
 tests_hostile_hostile_spin_SOURCES = tests/hostile/hostile-spin.c \
 	tests/hostile/hostile.h
 tests_hostile_hostile_spin_CFLAGS = $(WL_NOFP_CFLAGS)
@@ -82,72 +94,49 @@ EXTRA_DIST += tests/bats/unwind-hostile-files.bats tests/bats/debuginfo.bats \
 	tests/hostile/swap_mapper.c tests/hostile/swap_lib.c
 
 # Fuzz targets for the parsers cpa-unwind adds: ELF headers, symbols and
-# CFI compilation (unwind_elf), JIT perf maps (unwind_perfmap), and the
-# whole record loop on arbitrary streams (unwind_stream). `make check`
-# replays their corpora (tests/bats/unwind.bats); `make fuzz` runs them
-# under libFuzzer with the other targets.
-UNWIND_FUZZ_TARGETS = unwind_elf unwind_perfmap unwind_stream
-UNWIND_FUZZ_SRCS_unwind_elf = cpa-unwind/elfobj.c \
-	cpa-unwind/symtab.c \
-	cpa-unwind/cfi.c cpa-unwind/cfi_exec.c
-UNWIND_FUZZ_SRCS_unwind_perfmap = cpa-unwind/perfmap.c \
-	cpa-unwind/symtab.c
-UNWIND_CORE_SRCS = cpa-unwind/run.c cpa-unwind/sample.c cpa-unwind/bestof.c \
-	cpa-unwind/allocs.c \
-	cpa-unwind/cgroups.c \
-	cpa-unwind/walk.c cpa-unwind/splice.c cpa-unwind/cfi.c \
-	cpa-unwind/cfi_exec.c \
-	cpa-unwind/frames.c cpa-unwind/proc.c cpa-unwind/elfcache.c \
-	cpa-unwind/elfobj.c cpa-unwind/dbgfetch.c \
-	cpa-unwind/symtab.c cpa-unwind/kallsyms.c \
-	cpa-unwind/perfmap.c cpa-unwind/jvm.c cpa-unwind/jvminterp.c \
-	cpa-unwind/demangle.c cpa-unwind/inline.c cpa-unwind/output.c \
-	cpa-unwind/pycode.c cpa-unwind/python.c cpa-unwind/stats.c
-check_PROGRAMS += tests/fuzz/unwind_elf_replay tests/fuzz/unwind_perfmap_replay \
-	tests/fuzz/unwind_stream_replay
-tests_fuzz_unwind_stream_replay_SOURCES = tests/fuzz/unwind_stream_fuzz.c \
-	tests/fuzz/replay.c $(UNWIND_CORE_SRCS)
-tests_fuzz_unwind_stream_replay_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
-tests_fuzz_unwind_stream_replay_LDADD = lib/libcpa.a $(LIBDW_LIBS) \
-	$(LIBELF_LIBS) $(DEBUGINFOD_LIBS) $(IBERTY_LIBS) $(M_LIBS)
-tests_fuzz_unwind_elf_replay_SOURCES = tests/fuzz/unwind_elf_fuzz.c \
-	tests/fuzz/replay.c $(UNWIND_FUZZ_SRCS_unwind_elf)
-tests_fuzz_unwind_elf_replay_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
-tests_fuzz_unwind_elf_replay_LDADD = lib/libcpa.a $(LIBDW_LIBS) $(LIBELF_LIBS)
-tests_fuzz_unwind_perfmap_replay_SOURCES = tests/fuzz/unwind_perfmap_fuzz.c \
-	tests/fuzz/replay.c $(UNWIND_FUZZ_SRCS_unwind_perfmap)
-tests_fuzz_unwind_perfmap_replay_LDADD = lib/libcpa.a $(LIBELF_LIBS)
-
+# CFI compilation (unwind_elf), JIT perf maps (unwind_perfmap), a Python
+# process's code objects (pycode), and the whole record loop on arbitrary
+# streams (unwind_stream). `make check` replays their corpora
+# (tests/bats/unwind.bats); `make fuzz` runs them under libFuzzer with the
+# other targets.
+UNWIND_FUZZ_TARGETS = unwind_elf unwind_perfmap unwind_stream pycode
 FUZZ_TARGETS += $(UNWIND_FUZZ_TARGETS)
-FUZZ_EXTRA_unwind_elf = $(UNWIND_FUZZ_SRCS_unwind_elf)
-FUZZ_EXTRA_unwind_perfmap = $(UNWIND_FUZZ_SRCS_unwind_perfmap)
-FUZZ_EXTRA_unwind_stream = $(UNWIND_CORE_SRCS)
-FUZZ_CFLAGS_unwind_elf = $(LIBDW_CFLAGS)
-FUZZ_CFLAGS_unwind_perfmap = $(LIBDW_CFLAGS)
-FUZZ_CFLAGS_unwind_stream = $(LIBDW_CFLAGS)
-FUZZ_LIBS_unwind_stream = $(DEBUGINFOD_LIBS)
-# A Python process's code objects: line tables and str objects
-FUZZ_TARGETS += pycode
-FUZZ_EXTRA_pycode = cpa-unwind/pycode.c
-FUZZ_CFLAGS_pycode = $(LIBDW_CFLAGS)
-check_PROGRAMS += tests/fuzz/pycode_replay
+FUZZ_TOOL_unwind_elf = unwind
+FUZZ_TOOL_unwind_perfmap = unwind
+FUZZ_TOOL_unwind_stream = unwind
+FUZZ_TOOL_pycode = unwind
+FUZZ_CFLAGS_unwind = -I$(srcdir)/cpa-unwind $(LIBDW_CFLAGS) $(DEBUGINFOD_CFLAGS)
+FUZZ_LIBS_unwind = $(DEBUGINFOD_LIBS)
+check_PROGRAMS += tests/fuzz/unwind_elf_replay tests/fuzz/unwind_perfmap_replay \
+	tests/fuzz/unwind_stream_replay tests/fuzz/pycode_replay
+tests_fuzz_unwind_elf_replay_SOURCES = tests/fuzz/unwind_elf_fuzz.c \
+	tests/fuzz/replay.c
+tests_fuzz_unwind_perfmap_replay_SOURCES = tests/fuzz/unwind_perfmap_fuzz.c \
+	tests/fuzz/replay.c
+tests_fuzz_unwind_stream_replay_SOURCES = tests/fuzz/unwind_stream_fuzz.c \
+	tests/fuzz/replay.c
 tests_fuzz_pycode_replay_SOURCES = tests/fuzz/pycode_fuzz.c \
-	tests/fuzz/replay.c cpa-unwind/pycode.c
-tests_fuzz_pycode_replay_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
-tests_fuzz_pycode_replay_LDADD = lib/libcpa.a
+	tests/fuzz/replay.c
+tests_fuzz_unwind_elf_replay_CPPFLAGS = $(UNWIND_CPPFLAGS)
+tests_fuzz_unwind_perfmap_replay_CPPFLAGS = $(UNWIND_CPPFLAGS)
+tests_fuzz_unwind_stream_replay_CPPFLAGS = $(UNWIND_CPPFLAGS)
+tests_fuzz_pycode_replay_CPPFLAGS = $(UNWIND_CPPFLAGS)
+tests_fuzz_unwind_elf_replay_CFLAGS = $(UNWIND_CFLAGS)
+tests_fuzz_unwind_perfmap_replay_CFLAGS = $(UNWIND_CFLAGS)
+tests_fuzz_unwind_stream_replay_CFLAGS = $(UNWIND_CFLAGS)
+tests_fuzz_pycode_replay_CFLAGS = $(UNWIND_CFLAGS)
+tests_fuzz_unwind_elf_replay_LDADD = $(UNWIND_LIBS)
+tests_fuzz_unwind_perfmap_replay_LDADD = $(UNWIND_LIBS)
+tests_fuzz_unwind_stream_replay_LDADD = $(UNWIND_LIBS)
+tests_fuzz_pycode_replay_LDADD = $(UNWIND_LIBS)
 
 # Unit tests: the walker on hand-made tables and stacks, symbol lookup,
 # perf maps and display names.
 check_PROGRAMS += tests/unit/unwind_test
-tests_unit_unwind_test_SOURCES = tests/unit/unwind_test.c tests/unit/unit.h \
-	cpa-unwind/walk.c cpa-unwind/splice.c cpa-unwind/proc.c \
-	cpa-unwind/elfcache.c cpa-unwind/elfobj.c cpa-unwind/dbgfetch.c \
-	cpa-unwind/symtab.c cpa-unwind/cfi.c cpa-unwind/cfi_exec.c \
-	cpa-unwind/perfmap.c cpa-unwind/jvm.c cpa-unwind/jvminterp.c \
-	cpa-unwind/demangle.c cpa-unwind/inline.c cpa-unwind/pycode.c cpa-unwind/output.c
-tests_unit_unwind_test_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(LIBELF_CFLAGS)
-tests_unit_unwind_test_LDADD = lib/libcpa.a $(LIBDW_LIBS) $(LIBELF_LIBS) \
-	$(DEBUGINFOD_LIBS) $(IBERTY_LIBS) $(M_LIBS)
+tests_unit_unwind_test_SOURCES = tests/unit/unwind_test.c tests/unit/unit.h
+tests_unit_unwind_test_CPPFLAGS = $(UNWIND_CPPFLAGS)
+tests_unit_unwind_test_CFLAGS = $(UNWIND_CFLAGS)
+tests_unit_unwind_test_LDADD = $(UNWIND_LIBS)
 TESTS += tests/unit/unwind_test
 
 # Hostile processes (tests/hostile/): forged_pycode lays out forged
@@ -156,4 +145,4 @@ TESTS += tests/bats/unwind-hostile-procs.bats
 EXTRA_DIST += tests/bats/unwind-hostile-procs.bats
 check_PROGRAMS += tests/hostile/forged_pycode
 tests_hostile_forged_pycode_SOURCES = tests/hostile/forged_pycode.c
-tests_hostile_forged_pycode_LDADD = lib/libcpa.a
+tests_hostile_forged_pycode_LDADD = $(LIBCPA_FORMAT) $(LIBCPA_RUNTIME)

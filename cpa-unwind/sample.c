@@ -235,7 +235,7 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 
 	const char *leader = s.pcomm[0] ? s.pcomm : s.comm;
 	/* the owner: its cgroup path, from which container and pod are
-	 * read (lib/owner.h): the v2 path of the sample's cgroup id, or the
+	 * read (lib/format/owner.h): the v2 path of the sample's cgroup id, or the
 	 * v1 one that names the process's container (proc_read_owner) */
 	const char *cg = p && p->owner_path
 				 ? p->owner_path

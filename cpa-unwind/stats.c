@@ -125,7 +125,7 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 	}
 }
 
-/* ---- self statistics (lib/selfstats.h: --stats-file, SIGUSR1) --------- */
+/* ---- self statistics (lib/base/selfstats.h: --stats-file, SIGUSR1) --------- */
 
 static struct {
 	uint64_t *samples, *chose[CHOICE_COUNT], *walk_end[WALK_END_COUNT];

@@ -137,7 +137,7 @@ enum chain_choice choose_chain(struct unwinder *u, struct proc *p,
 /* stats.c */
 void stats_record_latency(struct unwind_stats *st, uint64_t ns);
 void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns);
-/* --stats-file / --stats-interval / SIGUSR1 counters (lib/selfstats.h) */
+/* --stats-file / --stats-interval / SIGUSR1 counters (lib/base/selfstats.h) */
 void stats_publish_init(void);
 void stats_publish(struct unwinder *u);
 

@@ -6,10 +6,11 @@ BATS_LOG_COMPILER = $(BATS)
 AM_BATS_LOG_FLAGS = --tap
 AM_TESTS_ENVIRONMENT = \
 	CPA_SRCDIR='$(abs_top_srcdir)' CPA_BUILDDIR='$(abs_top_builddir)' \
+	CPA_WITHOUT='$(CPA_WITHOUT)' \
 	PATH='$(abs_top_builddir)/cpa-push:$(abs_top_builddir)/cpa-serve:$(abs_top_builddir)/cpa-capture:$(abs_top_builddir)/cpa-unwind:$(abs_top_builddir)/cpa-store:$(abs_top_builddir)/cpa-query:$(abs_top_builddir)/cpa-render:$(abs_top_srcdir)/scripts:'"$$PATH"; \
-	export CPA_SRCDIR CPA_BUILDDIR PATH;
+	export CPA_SRCDIR CPA_BUILDDIR CPA_WITHOUT PATH;
 
-UNIT_LDADD = lib/libcpa.a $(M_LIBS)
+UNIT_LDADD = $(LIBCPA) $(ZLIB_LIBS) $(M_LIBS)
 check_PROGRAMS += tests/unit/stream_test tests/unit/lib_test
 tests_unit_stream_test_SOURCES = tests/unit/stream_test.c tests/unit/unit.h
 tests_unit_stream_test_LDADD = $(UNIT_LDADD)
@@ -60,19 +61,20 @@ EXTRA_DIST += tests/lint-bats tests/bats/lint.bats tests/data/lint
 # under tests/fuzz/corpus/NAME/ through a plain driver; `make fuzz` builds
 # libFuzzer binaries with clang and runs each for FUZZ_SECONDS.
 # A tool adds a target with FUZZ_TARGETS += NAME and, when the target needs
-# more than lib/, FUZZ_EXTRA_NAME = its sources, FUZZ_BUILT_NAME = generated
-# sources, FUZZ_CFLAGS_NAME and FUZZ_LIBS_NAME.
+# more than lib/, FUZZ_TOOL_NAME = the tool whose library it links (TOOL
+# for TOOL/libTOOL.a: capture, unwind, render, serve, ...), whose build
+# flags are FUZZ_CFLAGS_TOOL and FUZZ_LIBS_TOOL.
 FUZZ_TARGETS += stream text
 FUZZ_SECONDS = 60
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
-	-include $(top_builddir)/config.h -I$(top_srcdir)/lib -I$(top_builddir)/bpf \
+	-include $(top_builddir)/config.h $(LIBCPA_CPPFLAGS) -I$(top_builddir)/bpf \
 	-I$(top_srcdir)/bpf
 check_PROGRAMS += tests/fuzz/stream_replay tests/fuzz/text_replay
 tests_fuzz_stream_replay_SOURCES = tests/fuzz/stream_fuzz.c tests/fuzz/replay.c
 tests_fuzz_stream_replay_LDADD = $(UNIT_LDADD)
 tests_fuzz_text_replay_SOURCES = tests/fuzz/text_fuzz.c tests/fuzz/replay.c
 tests_fuzz_text_replay_LDADD = $(UNIT_LDADD)
-# lib/pyoffsets.c: 3.13's _Py_DebugOffsets, read from the interpreter
+# lib/runtime/pyoffsets.c: 3.13's _Py_DebugOffsets, read from the interpreter
 FUZZ_TARGETS += pyoffsets
 check_PROGRAMS += tests/fuzz/pyoffsets_replay
 tests_fuzz_pyoffsets_replay_SOURCES = tests/fuzz/pyoffsets_fuzz.c tests/fuzz/replay.c
@@ -89,21 +91,39 @@ EXTRA_DIST += tests/bats/hostile-names.bats tests/hostile/hostile_names.py \
 TESTS += tests/bats/python.bats
 EXTRA_DIST += tests/workloads/py_chain.py
 
+FUZZ_TOOLS = $(sort $(foreach t,$(FUZZ_TARGETS),$(FUZZ_TOOL_$(t))))
+# $(call fuzz_ar,ARCHIVE,CFLAGS,SOURCES): the sources built for libFuzzer
+# into ARCHIVE, so that a target links what it uses, as the replays do.
+fuzz_ar = rm -rf $(1) $(1).d; mkdir -p $(1).d; \
+	for s in $(3); do $(CLANG) $(FUZZ_CFLAGS) $(2) -c $$s \
+		-o $(1).d/$$(echo $$s | tr / _).o; done; \
+	$(AR) cr $(1) $(1).d/*.o;
 fuzz: $(BUILT_SOURCES)
-	@set -e; $(foreach t,$(FUZZ_TARGETS), \
+	@set -e; \
+	echo "  FUZZ-AR  lib"; \
+	$(call fuzz_ar,tests/fuzz/libcpa.a,,$(addprefix $(srcdir)/,$(LIBCPA_SRCS))) \
+	$(foreach l,$(FUZZ_TOOLS), echo "  FUZZ-AR  $(l)"; \
+		$(call fuzz_ar,tests/fuzz/lib$(l).a,$(FUZZ_CFLAGS_$(l)),$(addprefix \
+			$(srcdir)/,$(filter %.c,$(cpa_$(l)_lib$(l)_a_SOURCES))) \
+			$(nodist_cpa_$(l)_lib$(l)_a_SOURCES))) \
+	$(foreach t,$(FUZZ_TARGETS), \
 		echo "  FUZZ     $(t) ($(FUZZ_SECONDS)s)"; \
-		$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_CFLAGS_$(t)) \
+		$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_CFLAGS_$(FUZZ_TOOL_$(t))) \
 			$(srcdir)/tests/fuzz/$(t)_fuzz.c \
-			$(filter %.c,$(addprefix $(srcdir)/,$(lib_libcpa_a_SOURCES))) \
-			$(addprefix $(srcdir)/,$(FUZZ_EXTRA_$(t))) $(FUZZ_BUILT_$(t)) \
-			$(LIBS_FOR_FUZZ) $(FUZZ_LIBS_$(t)) \
+			$(if $(FUZZ_TOOL_$(t)),tests/fuzz/lib$(FUZZ_TOOL_$(t)).a) \
+			tests/fuzz/libcpa.a \
+			$(LIBS_FOR_FUZZ) $(FUZZ_LIBS_$(FUZZ_TOOL_$(t))) \
 			-o tests/fuzz/$(t)_fuzz; \
 		mkdir -p tests/fuzz/new-$(t); \
 		tests/fuzz/$(t)_fuzz -max_total_time=$(FUZZ_SECONDS) \
 			tests/fuzz/new-$(t) $(srcdir)/tests/fuzz/corpus/$(t);)
 LIBS_FOR_FUZZ = $(LIBBPF_LIBS) $(LIBELF_LIBS) $(LIBDW_LIBS) $(ZSTD_LIBS) $(IBERTY_LIBS) $(M_LIBS) $(ZLIB_LIBS)
 .PHONY: fuzz
-CLEANFILES += tests/fuzz/*_fuzz
+CLEANFILES += tests/fuzz/*_fuzz tests/fuzz/lib*.a
+clean-local: clean-fuzz
+clean-fuzz:
+	rm -rf tests/fuzz/lib*.a.d
+.PHONY: clean-fuzz
 
 # Soak and long fault tests: minutes each, so not in `make check`.
 LONG_TESTS = tests/bats/unwind-soak.bats tests/bats/store-soak.bats \

@@ -36,6 +36,7 @@ teardown() {
 }
 
 need_debuginfod() {
+	require_part debuginfod
 	command -v debuginfod >/dev/null || skip_missing "debuginfod (the server) not installed"
 	command -v debuginfod-find >/dev/null || skip_missing "debuginfod-find not installed"
 }

@@ -21,9 +21,14 @@ replays() {
 }
 
 @test "every corpus has a replay target, and replays without a crash" {
-	local n=0 c
+	local n=0 c left_out=0
 	for c in "$CPA_SRCDIR"/tests/fuzz/corpus/*/; do
 		c=${c%/}; c=${c##*/}
+		# cpa-serve's, where configure --without-libmicrohttpd left it out
+		if [ "$c" = serve_spec ] && ! part_built libmicrohttpd; then
+			left_out=$(( left_out + 1 ))
+			continue
+		fi
 		[ -x "$CPA_BUILDDIR/tests/fuzz/${c}_replay" ] || {
 			echo "corpus $c has no tests/fuzz/${c}_replay" >&2
 			false
@@ -31,5 +36,5 @@ replays() {
 		replays "$c"
 		n=$(( n + 1 ))
 	done
-	[ "$n" -ge 11 ]
+	[ "$n" -ge $(( 11 - left_out )) ]
 }

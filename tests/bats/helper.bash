@@ -52,6 +52,19 @@ skip_missing() {
 	skip "$1"
 }
 
+# part_built NAME: false when configure left the optional part NAME out
+# (configure --without-NAME). A setup_file, where bats cannot skip, returns
+# early on it: `part_built ncurses || return 0`; each test's setup then
+# skips with require_part.
+part_built() {
+	[[ " ${CPA_WITHOUT:-} " != *" $1 "* ]]
+}
+
+# require_part NAME: skips the test when NAME was left out, saying so.
+require_part() {
+	part_built "$1" || skip "cpa built --without-$1"
+}
+
 ensure_tracefs() {
 	if [ ! -d /sys/kernel/tracing/events ]; then
 		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true

@@ -10,6 +10,8 @@ setup() {
 
 @test "make install puts everything under the prefix, and uninstall removes it" {
 	for t in cpa cpa-capture cpa-unwind cpa-store cpa-query cpa-render cpa-serve cpa-push; do
+		# left out by configure --without-libmicrohttpd
+		[ "$t" != cpa-serve ] || part_built libmicrohttpd || continue
 		[ -x "$P/bin/$t" ]
 		[ -f "$P/share/man/man1/$t.1" ]
 	done

@@ -68,6 +68,7 @@ agent_ready() {
 }
 
 setup_file() {
+	part_built jvmti || return 0
 	require_bpf
 	export T=$BATS_FILE_TMPDIR
 	if [ ! -x "$JDK17/bin/javac" ]; then
@@ -125,6 +126,7 @@ teardown_file() {
 }
 
 setup() {
+	require_part jvmti
 	require_bpf
 	[ -x "$JDK17/bin/javac" ] || skip_missing "openjdk-17-jdk-headless not installed"
 }

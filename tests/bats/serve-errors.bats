@@ -9,6 +9,7 @@ load serve_helper
 F=$BATS_FILE_TMPDIR
 
 setup_file() {
+	part_built libmicrohttpd || return 0
 	require_bpf
 	require_serve_tools
 	serve_start "$F/serve" --max-jobs 2 --max-jobs-per-target 1

@@ -98,6 +98,7 @@ jqb() { jq "$@" "${BODY_FILE:-$BATS_TEST_TMPDIR/body}"; }
 
 # Each test: BPF and the HTTP tools, T its directory.
 serve_setup() {
+	require_part libmicrohttpd
 	require_bpf
 	require_serve_tools
 	T=$BATS_TEST_TMPDIR

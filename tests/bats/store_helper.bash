@@ -10,7 +10,7 @@ T0=1764496800
 # must print for the windows overlapping [FROM_S, TO_S), from the truth
 # file gen-stream wrote (one tab-separated line per sample:
 # SEC NSEC KIND PID TID CPU CGROUP COMM THREAD CONTAINER ENV STACK WEIGHT).
-# Labels are formatted as lib/labels.h documents them.
+# Labels are formatted as lib/format/labels.h documents them.
 expect() {
 	awk -F'\t' -v from="$2" -v to="$3" -v iv="$4" -v labels="$5" '
 		BEGIN { nl = labels == "none" ? 0 : split(labels, L, ",") }

@@ -7,6 +7,7 @@
 load helper
 
 setup_file() {
+	part_built ncurses || return 0
 	export TZ=UTC
 	export GS=$BATS_FILE_TMPDIR/gen
 	# Two processes, proc0 (pid 1000) and proc1 (pid 1001), two minutes
@@ -17,6 +18,7 @@ setup_file() {
 }
 
 setup() {
+	require_part ncurses
 	command -v tmux >/dev/null || skip_missing "tmux not installed"
 	T=$BATS_TEST_TMPDIR
 	SOCK=cpa-tui-$$-$BATS_TEST_NUMBER

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: cpa-capture's reader of what a JVM's agent sends
- * (cpa-capture/java.c, wire format lib/jvmagent.h); the JVM is any
+ * (cpa-capture/java.c, wire format lib/runtime/jvmagent.h); the JVM is any
  * user's. The input's first byte says whether the JVM is --java-live
  * (bit 0) and how many bytes arrive at a time (the rest, + 1), as recv()
  * may cut records anywhere; the rest is the stream.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzz target: CPython 3.13's _Py_DebugOffsets, the start of an untrusted
- * interpreter's _PyRuntime (lib/pyoffsets.c). */
+ * interpreter's _PyRuntime (lib/runtime/pyoffsets.c). */
 #include <stdint.h>
 #include <stdlib.h>
 

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /* Little-endian fixed-width fields, as the stream and the store lay them
  * out, read and written byte by byte so any alignment and host works. */
 #ifndef CPA_LE_H

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/runtime, what cpa reads from language runtimes: uses lib/base
+ * alone; only tools use it (lib/local.mk holds them to this). */
 /*
  * What the JVMTI agent (cpa-jvmti/) and cpa-capture (cpa-capture/java.c)
  * say to each other over the agent's Unix socket, /tmp/.cpa-jvmti-NSPID

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/runtime, what cpa reads from language runtimes: uses lib/base
+ * alone; only tools use it (lib/local.mk holds them to this). */
 /*
  * Where CPython keeps what a profiler reads, per interpreter version:
  * cpa-capture hands the thread and frame offsets to the BPF walker,
  * cpa-unwind reads code objects with the rest. Each table says where its
- * numbers come from (lib/pyoffsets.c, docs/unwinding.md "Python").
+ * numbers come from (lib/runtime/pyoffsets.c, docs/unwinding.md "Python").
  */
 #ifndef CPA_PYOFFSETS_H
 #define CPA_PYOFFSETS_H

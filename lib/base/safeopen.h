@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /*
  * The one way a cpa tool opens a file on a monitored process's behalf:
  * the objects it maps, their separate debug files, the interpreter files

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /*
  * Error reporting shared by every tool: one line on stderr, prefixed with
  * the program name, so a failure in a pipeline says which stage failed.

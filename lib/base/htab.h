@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /*
  * The one hash table: open addressing with linear probing over ids that
  * index the caller's own dense array of entries. The table holds only

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/format, the wire and file formats: uses lib/base alone;
+ * lib/analysis and the tools may use it (lib/local.mk holds them to this). */
 /*
  * Root labels of a folded line, in the order the user asks with --labels:
  * comm, pid, tid, thread, container, env, cpu. The marker frame of the
@@ -8,7 +10,7 @@
  *   comm       process (group leader) name, as is
  *   pid        "[pid 1234]"       tid   "[tid 1235]"
  *   thread     "[thread NAME]"    cpu   "[cpu 3]"
- *   container  "[container ID]": read from the cgroup path (lib/owner.h),
+ *   container  "[container ID]": read from the cgroup path (lib/format/owner.h),
  *              or a container name recorded as is
  *   pod        "[pod UID]"        cgroup "[cgroup PATH]"
  *   env        "[env VALUE]"

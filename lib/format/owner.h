@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/format, the wire and file formats: uses lib/base alone;
+ * lib/analysis and the tools may use it (lib/local.mk holds them to this). */
 /*
  * Owners of a sample from its cgroup path: the container id and the
  * Kubernetes pod UID that container runtimes spell into the path, for

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/format, the wire and file formats: uses lib/base alone;
+ * lib/analysis and the tools may use it (lib/local.mk holds them to this). */
 /*
  * A small client for ClickHouse's HTTP interface, as cpa-push writes and
  * cpa-query reads the fleet's history (docs/fleet.md).

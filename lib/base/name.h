@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /*
  * Names that a monitored process chooses: its comm and thread names,
  * Python qualnames and file names, JIT perf map names, env values,

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /*
  * Growth of arrays and bytes: the one place that doubles a capacity and
  * checks it for overflow, and a growable byte buffer built on it.

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /*
  * LEB128, as DWARF, protobuf and the store encode numbers: 7 bits a byte,
  * low bits first, the high bit set on every byte but the last. The one

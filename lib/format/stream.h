@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/format, the wire and file formats: uses lib/base alone;
+ * lib/analysis and the tools may use it (lib/local.mk holds them to this). */
 /*
  * The cpa stream: the one binary framing every cpa tool reads and writes.
  * docs/stream-format.md is the specification; this header is its code.

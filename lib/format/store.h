@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/format, the wire and file formats: uses lib/base alone;
+ * lib/analysis and the tools may use it (lib/local.mk holds them to this). */
 /*
  * The cpa store: per-window aggregated samples kept in rotating segment
  * directories. docs/store-format.md is the specification; this header is
@@ -107,7 +109,7 @@ int cpa_store_block_unpack(const uint8_t *block, size_t len,
 
 /*
  * The reader's view of a segment dictionary: strings and stacks in a
- * cpa_dict (so lib/labels.h formats them), labelsets beside it.
+ * cpa_dict (so lib/format/labels.h formats them), labelsets beside it.
  */
 struct cpa_store_dict {
 	struct cpa_dict d;

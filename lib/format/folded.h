@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/format, the wire and file formats: uses lib/base alone;
+ * lib/analysis and the tools may use it (lib/local.mk holds them to this). */
 /*
  * Folded stack text, as flamegraph.pl and the stackcollapse scripts write
  * it: "frame;frame;...;leaf COUNT", or "... COUNT1 COUNT2" for a

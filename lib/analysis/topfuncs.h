@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/analysis, computations over decoded profiles: uses
+ * lib/format and lib/base; only tools use it (lib/local.mk holds them to
+ * this). */
 /*
  * The heaviest functions of a profile, by self weight (the stacks that
  * end in them) and by total weight (the stacks through them): the --top

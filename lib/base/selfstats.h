@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /*
  * Self-statistics, the same in every tool: named counters, reported as one
  * line on stderr on SIGUSR1 and every --stats-interval, and rewritten into

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /*
  * Option conventions shared by the tools (argp, as in libbpf-tools). Every
  * tool has --help, --version and --verbose, and the same names for the same

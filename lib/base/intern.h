@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /*
  * Interning for producers of the symbolized stream: strings and stacks
  * get dense ids from 1 in order of first sight, as the stream requires.

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/format, the wire and file formats: uses lib/base alone;
+ * lib/analysis and the tools may use it (lib/local.mk holds them to this). */
 /*
  * The symbolized side of the stream, above the codec: a writer that emits
  * STRING and STACK dictionary records the first time a string or stack is

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 #ifndef CPA_HASH_H
 #define CPA_HASH_H
 
@@ -13,7 +15,7 @@
  */
 #define CPA_STACK_HASH_INIT 0x63706131u
 
-/* A fast non-cryptographic 64-bit hash of bytes. Not keyed: lib/htab.h
+/* A fast non-cryptographic 64-bit hash of bytes. Not keyed: lib/base/htab.h
  * keeps its load at one half and compares 32 stored hash bits before any
  * key, which keeps colliding input cheap but does not make it harmless. */
 uint64_t cpa_hash(const void *data, size_t len, uint64_t seed);

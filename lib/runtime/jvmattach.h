@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/runtime, what cpa reads from language runtimes: uses lib/base
+ * alone; only tools use it (lib/local.mk holds them to this). */
 /*
  * HotSpot's dynamic attach, as jcmd and jattach speak it, so that no JDK
  * tool has to run on the host. A JVM starts its attach listener when it

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /*
  * Time, duration and size parsing. Stored times are UTC nanoseconds since
  * the epoch; people type and read local time.

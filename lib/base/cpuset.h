@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /* CPU sets as the kernel writes them: "0", "0,2-3", "0-7,16-23". */
 #ifndef CPA_CPUSET_H
 #define CPA_CPUSET_H

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/base, the primitives: uses libc alone; every other layer
+ * and every tool may use it (lib/local.mk holds the layers to this). */
 /*
  * Facts about a process read from /proc: when it started (to tell one
  * process from an earlier one that had the same pid), and the lines of

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+/* Layer lib/format, the wire and file formats: uses lib/base alone;
+ * lib/analysis and the tools may use it (lib/local.mk holds them to this). */
 /*
  * A pprof profile encoder: profile.proto (github.com/google/pprof,
  * proto/profile.proto) written by hand, gzipped, with no protobuf
