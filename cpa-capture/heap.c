@@ -32,10 +32,11 @@
 #include "capture.h"
 #include "cpa-capture.h"
 #include "heap.h"
+#include "heap.skel.h"
 #include "log.h"
 #include "mem.h"
+#include "procfs.h"
 #include "safeopen.h"
-#include "heap.skel.h"
 
 static const struct capture_config *cfg;
 static struct heap_bpf *skel;
@@ -79,20 +80,18 @@ static struct bpf_program *prog(int i)
  * buf; false when it maps none. */
 static bool find_libc(int pid, char *buf, size_t len)
 {
-	char path[64], line[4608];
+	struct cpa_maps it;
+	struct cpa_map m;
 	bool found = false;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (cpa_maps_open(&it, (uint32_t)pid) < 0)
 		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *file = strchr(line, '/'), *base;
+	while (!found && cpa_maps_next(&it, &m)) {
+		const char *file = m.path, *base;
 
-		if (!file || (!strstr(line, " r-xp ") && !strstr(line, " r--p ")))
+		if (file[0] != '/' ||
+		    (strcmp(m.perms, "r-xp") && strcmp(m.perms, "r--p")))
 			continue;
-		file[strcspn(file, "\n")] = '\0';
 		base = strrchr(file, '/') + 1;
 		/* glibc's libc.so.6 (libc-2.31.so before 2.34), musl's
 		 * libc.musl-x86_64.so.1 or ld-musl (musl's libc is its
@@ -103,7 +102,7 @@ static bool find_libc(int pid, char *buf, size_t len)
 			found = true;
 		}
 	}
-	fclose(f);
+	cpa_maps_close(&it);
 	return found;
 }
 

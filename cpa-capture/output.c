@@ -57,10 +57,7 @@ static void refresh_offset(void);
 
 uint64_t mono_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * CPA_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+	return cpa_mono_ns();
 }
 
 /* The offset between the clocks, read between two monotonic reads so the

@@ -23,6 +23,7 @@
 #include "cpa-capture.h"
 #include "buf.h"
 #include "log.h"
+#include "procfs.h"
 
 /* "pid (comm) S ppid ...": comm may hold spaces and parentheses, so it
  * runs to the last ')'. */
@@ -72,7 +73,7 @@ int procscan_comm(uint32_t pid, uint32_t tid, char comm[CPA_COMM_LEN])
 
 /* Build ids already read, by device and inode. */
 struct known_file {
-	char dev[16];
+	uint32_t dev_major, dev_minor;
 	uint64_t inode;
 	uint8_t len;
 	uint8_t id[CPA_BUILD_ID_MAX];
@@ -130,15 +131,16 @@ static uint8_t read_build_id(int fd, uint8_t id[CPA_BUILD_ID_MAX])
 
 /* Looks the file up by device and inode, reading it through the
  * process's own view (/proc/PID/map_files) the first time. */
-static void find_build_id(struct cpa_mmap *m, const char *dev,
-			  uint64_t start, uint64_t end)
+static void find_build_id(struct cpa_mmap *m, const struct cpa_map *map)
 {
 	char fn[96];
 	struct known_file *k;
 	int fd;
 
 	for (size_t i = 0; i < n_known; i++) {
-		if (known[i].inode == m->inode && !strcmp(known[i].dev, dev)) {
+		if (known[i].inode == m->inode &&
+		    known[i].dev_major == map->dev_major &&
+		    known[i].dev_minor == map->dev_minor) {
 			m->build_id_len = known[i].len;
 			memcpy(m->build_id, known[i].id, known[i].len);
 			return;
@@ -147,10 +149,11 @@ static void find_build_id(struct cpa_mmap *m, const char *dev,
 	CPA_GROW(known, known_cap, n_known + 1);
 	k = &known[n_known++];
 	memset(k, 0, sizeof(*k));
-	snprintf(k->dev, sizeof(k->dev), "%s", dev);
+	k->dev_major = map->dev_major;
+	k->dev_minor = map->dev_minor;
 	k->inode = m->inode;
 	snprintf(fn, sizeof(fn), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
-		 m->pid, start, end);
+		 m->pid, map->start, map->end);
 	fd = open(fn, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		k->len = read_build_id(fd, k->id);
@@ -160,52 +163,38 @@ static void find_build_id(struct cpa_mmap *m, const char *dev,
 	memcpy(m->build_id, k->id, k->len);
 }
 
-/* maps line: "start-end perms pgoff dev inode   path" */
 static void scan_maps(uint32_t pid, uint64_t when)
 {
-	char fn[64], line[4096 + 256];
-	FILE *f;
+	struct cpa_maps it;
+	struct cpa_map map;
 
-	snprintf(fn, sizeof(fn), "/proc/%u/maps", pid);
-	f = fopen(fn, "r");
-	if (!f)
+	if (cpa_maps_open(&it, pid) < 0)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t start, end, pgoff, inode;
-		char perms[8], dev[16];
-		int path_at = 0;
+	while (cpa_maps_next(&it, &map)) {
 		struct cpa_mmap m;
-		const char *path;
+		/* as perf names JIT code */
+		const char *path = *map.path ? map.path : "//anon";
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64
-			   " %15s %" SCNu64 " %n",
-			   &start, &end, perms, &pgoff, dev, &inode,
-			   &path_at) < 6)
+		if (!cpa_map_exec(&map))
 			continue;
-		if (perms[2] != 'x')
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		path = path_at ? line + path_at : "";
-		if (!*path)
-			path = "//anon";	/* as perf names JIT code */
 		memset(&m, 0, sizeof(m));
 		m.time_ns = when;
 		m.pid = pid;
-		m.start = start;
-		m.len = end - start;
-		m.pgoff = pgoff;
-		m.inode = inode;
-		m.prot = (perms[0] == 'r' ? PROT_READ : 0) |
-			 (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
-		m.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		m.start = map.start;
+		m.len = map.end - map.start;
+		m.pgoff = map.pgoff;
+		m.inode = map.inode;
+		m.prot = (map.perms[0] == 'r' ? PROT_READ : 0) |
+			 (map.perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+		m.flags = map.perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 		m.path_len = (uint16_t)strnlen(path, CPA_PATH_MAX);
 		m.path = path;
-		if (inode)
-			find_build_id(&m, dev, start, end);
+		if (m.inode)
+			find_build_id(&m, &map);
 		output_queue_mmap(&m);
 		python_mapping(&m);
 	}
-	fclose(f);
+	cpa_maps_close(&it);
 }
 
 void procscan_emit(const struct capture_config *cfg, uint64_t when)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "io.h"
 #include "jvmagent.h"
 
 static JavaVM *vm;
@@ -32,18 +33,7 @@ static char sock_path[108];
 /* Writes all of buf; false when the capture went away. */
 static bool send_all(int fd, const void *buf, size_t len)
 {
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t k = send(fd, p, len, MSG_NOSIGNAL);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		p += k;
-		len -= (size_t)k;
-	}
-	return true;
+	return cpa_send_full(fd, buf, len) == 0;
 }
 
 /* The request line: "cpa-jvmti 1 interval=N live=0|1". */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "clock.h"
 #include "jvmagent.h"
 
 /* The JVM's own default: sampling falls back to it when a session ends. */
@@ -29,10 +30,7 @@ static atomic_uint_fast64_t seq;
 
 uint64_t agent_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return cpa_mono_ns();
 }
 
 /* A record is built on the Java thread's stack, where a few frames fit;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "clock.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready;
@@ -63,13 +64,7 @@ uint8_t *queue_take(size_t *len, unsigned ms)
 	uint8_t *out = NULL;
 
 	pthread_once(&once, init_cond);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	ts = cpa_timespec(cpa_mono_ns() + ms * CPA_NSEC_PER_MSEC);
 	pthread_mutex_lock(&lock);
 	while (!used && pthread_cond_timedwait(&ready, &lock, &ts) == 0)
 		;

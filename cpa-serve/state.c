@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "log.h"
 #include "state.h"
 
@@ -110,27 +111,17 @@ int state_write_atomic(const char *path, const void *data, size_t len,
 		       char *err, size_t errlen)
 {
 	char tmp[4300], dir[4300], *slash;
-	const char *p = data;
-	int fd, dfd;
+	int fd, dfd, rc;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return cpa_fail_errno(err, errlen, errno, "%s", tmp);
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int e = n < 0 ? errno : EIO;
-
-			close(fd);
-			unlink(tmp);
-			return cpa_fail_errno(err, errlen, e, "%s", tmp);
-		}
-		p += n;
-		len -= (size_t)n;
+	rc = cpa_write_full(fd, data, len);
+	if (rc < 0) {
+		close(fd);
+		unlink(tmp);
+		return cpa_fail_errno(err, errlen, -rc, "%s", tmp);
 	}
 	if (fsync(fd) || close(fd) || rename(tmp, path)) {
 		int e = errno;

@@ -35,13 +35,6 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * CPA_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /* Windows closed but not yet stored, oldest first after each write. */
 struct backlog {
 	struct window **w;
@@ -214,7 +207,7 @@ int main(int argc, char **argv)
 	size_t per_block = (size_t)(o.flush_ns / o.interval_ns);
 	if (per_block < 1)
 		per_block = 1;
-	uint64_t now = mono_ns(), next_tick = now + o.flush_ns;
+	uint64_t now = cpa_mono_ns(), next_tick = now + o.flush_ns;
 	uint64_t last_input = now;
 	int status = 0;
 	bool done = false;
@@ -254,9 +247,9 @@ int main(int argc, char **argv)
 				if (!input_ready(&in))
 					break;
 			}
-			last_input = mono_ns();
+			last_input = cpa_mono_ns();
 		}
-		now = mono_ns();
+		now = cpa_mono_ns();
 		if (!b.failing && windows_closed_count(&ws) >= per_block)
 			flush(&st, &in, &ws, &b, &o);
 		if (now >= next_tick) {

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "dbgfetch.h"
 #include "hash.h"
 #include "htab.h"
@@ -55,9 +56,8 @@ static int debuginfod_find_debuginfo(debuginfod_client *c,
  * bound keeps processes that write ELF files at will from making
  * cpa-unwind ask a server for each of them. */
 #define MAX_IDS 8192
-#define NS_PER_SEC 1000000000ull
-#define RETRY_FIRST_NS NS_PER_SEC
-#define RETRY_MAX_NS (300 * NS_PER_SEC)
+#define RETRY_FIRST_NS CPA_NSEC_PER_SEC
+#define RETRY_MAX_NS (300 * CPA_NSEC_PER_SEC)
 
 enum fetch_state { WANTED = 0, IN_FLIGHT, FETCHED };
 
@@ -83,13 +83,6 @@ struct dbgfetch {
 	uint64_t generation;
 	struct dbgfetch_stats st;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t retry_after(uint32_t attempts)
 {
@@ -172,7 +165,7 @@ static void fetch_one(struct dbgfetch *f, debuginfod_client *client,
 	} else {
 		free(path);
 		e->state = WANTED;
-		e->next_ns = mono_ns() + retry_after(e->attempts);
+		e->next_ns = cpa_mono_ns() + retry_after(e->attempts);
 		f->st.failures++;
 		char hex[2 * ID_MAX + 1];
 		for (size_t k = 0; k < len; k++)
@@ -181,7 +174,7 @@ static void fetch_one(struct dbgfetch *f, debuginfod_client *client,
 			  "again in %llu s", e->attempts, hex,
 			  strerror(fd < 0 ? -fd : ENOENT),
 			  (unsigned long long)(retry_after(e->attempts) /
-					       NS_PER_SEC));
+					       CPA_NSEC_PER_SEC));
 	}
 	pthread_cond_broadcast(&f->cond);
 }
@@ -199,16 +192,13 @@ static void *fetch_main(void *arg)
 	pthread_mutex_lock(&f->lock);
 	while (!f->stopping) {
 		uint64_t wake;
-		uint32_t i = next_due(f, mono_ns(), &wake);
+		uint32_t i = next_due(f, cpa_mono_ns(), &wake);
 		if (i) {
 			fetch_one(f, client, i);
 		} else if (wake == UINT64_MAX) {
 			pthread_cond_wait(&f->cond, &f->lock);
 		} else {
-			struct timespec ts = {
-				.tv_sec = (time_t)(wake / NS_PER_SEC),
-				.tv_nsec = (long)(wake % NS_PER_SEC),
-			};
+			struct timespec ts = cpa_timespec(wake);
 			pthread_cond_timedwait(&f->cond, &f->lock, &ts);
 		}
 	}

@@ -16,11 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "dbgfetch.h"
 #include "elfcache.h"
 #include "hash.h"
 #include "inline.h"
 #include "log.h"
+#include "procfs.h"
 #include "safeopen.h"
 
 #define NBUCKETS 4096
@@ -55,13 +57,6 @@ struct elfcache {
 };
 
 static void stop_loader(struct elfcache *c);
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static unsigned key_bucket(const uint8_t *key, size_t len)
 {
@@ -99,8 +94,7 @@ static struct elf_obj *find_key(struct elfcache *c, const uint8_t *key,
 static struct elf_obj *find_stat(struct elfcache *c, const struct stat *st)
 {
 	unsigned b = stat_bucket(st->st_dev, st->st_ino);
-	uint64_t mt = (uint64_t)st->st_mtim.tv_sec * 1000000000u +
-		      (uint64_t)st->st_mtim.tv_nsec;
+	uint64_t mt = cpa_timespec_ns(&st->st_mtim);
 	for (struct elf_obj *o = c->by_stat[b]; o; o = o->snext)
 		if (o->st_dev == st->st_dev && o->st_ino == st->st_ino &&
 		    o->st_size == (uint64_t)st->st_size && o->st_mtime_ns == mt)
@@ -198,7 +192,7 @@ struct elfcache *elfcache_new(uint64_t max_bytes, uint64_t max_object)
 	if (c) {
 		pthread_condattr_t ca;
 		pthread_mutex_init(&c->lock, NULL);
-		/* deadlines are CLOCK_MONOTONIC, as mono_ns() */
+		/* deadlines are CLOCK_MONOTONIC, as cpa_mono_ns() */
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&c->cond, &ca);
@@ -434,8 +428,7 @@ static struct elf_obj *new_object(const uint8_t *key, size_t len,
 	o->st_dev = st->st_dev;
 	o->st_ino = st->st_ino;
 	o->st_size = (uint64_t)st->st_size;
-	o->st_mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000u +
-			 (uint64_t)st->st_mtim.tv_nsec;
+	o->st_mtime_ns = cpa_timespec_ns(&st->st_mtim);
 	o->bytes = sizeof(*o);
 	return o;
 }
@@ -495,7 +488,7 @@ static void run_load(struct elfcache *c, struct elf_load *ld)
 		ld->key_len = (uint8_t)flen;
 		if (!cached) {
 			struct elf_obj *o = new_object(fkey, flen, &st);
-			uint64_t t0 = mono_ns();
+			uint64_t t0 = cpa_mono_ns();
 			if (!o) {
 				ld->fail = ELFOBJ_FAIL_NOMEM;
 			} else if (!is_elf) {
@@ -505,7 +498,7 @@ static void run_load(struct elfcache *c, struct elf_load *ld)
 				load_file(c, o, fd, rootfd, src);
 			}
 			ld->obj = o;
-			ld->load_ns = mono_ns() - t0;
+			ld->load_ns = cpa_mono_ns() - t0;
 		}
 		close_route(fd, rootfd);
 		return;
@@ -760,10 +753,7 @@ bool elfcache_collect(struct elfcache *c, struct elf_load *ld,
 	 * wait for it. */
 	if (!ld->done && !ld->waited) {
 		ld->waited = true;
-		struct timespec ts = {
-			.tv_sec = (time_t)(c->deadline_ns / 1000000000u),
-			.tv_nsec = (long)(c->deadline_ns % 1000000000u),
-		};
+		struct timespec ts = cpa_timespec(c->deadline_ns);
 		while (!ld->done &&
 		       pthread_cond_timedwait(&c->cond, &c->lock, &ts) !=
 			       ETIMEDOUT)
@@ -854,17 +844,15 @@ struct elf_obj *elfcache_vdso(struct elfcache *c)
 		return NULL;
 	c->vdso->loaded = true;
 	uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
-	FILE *f = fopen("/proc/self/maps", "re");
+	struct cpa_maps it;
+	struct cpa_map m;
 	size_t size = 0;
-	char line[512];
-	while (base && f && fgets(line, sizeof(line), f)) {
-		unsigned long s, e;
-		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &s, &e) == 2 &&
-		    s == base)
-			size = e - s;
+	if (base && cpa_maps_open(&it, 0) == 0) {
+		while (cpa_maps_next(&it, &m))
+			if (m.start == base && !strcmp(m.path, "[vdso]"))
+				size = m.end - m.start;
+		cpa_maps_close(&it);
 	}
-	if (f)
-		fclose(f);
 	if (size)
 		elfobj_load_image(c->vdso, (const void *)base, size,
 				  c->max_object);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "jvm.h"
 #include "jvmattach.h"
 #include "log.h"
@@ -21,9 +22,7 @@
 
 static uint64_t mono_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return cpa_mono_ns() / CPA_NSEC_PER_MSEC;
 }
 
 struct jvm_job {
@@ -184,13 +183,8 @@ static void *attacher_main(void *arg)
 		pthread_mutex_lock(&a->lock);
 		if (nact && !a->qlen) {
 			/* listeners coming up: looked at every POLL_MS */
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_nsec += POLL_MS * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
+			struct timespec ts = cpa_timespec(cpa_mono_ns() +
+							  POLL_MS * CPA_NSEC_PER_MSEC);
 			pthread_cond_timedwait(&a->cond, &a->lock, &ts);
 		}
 	}
@@ -286,15 +280,11 @@ bool jvm_map_missed(struct jvm_attacher *a, struct proc *p, uint64_t now_ns,
 		j->waited = true;
 		/* from now: the sample may have spent its --load-wait on
 		 * libjvm.so already */
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		uint64_t from = (uint64_t)now.tv_sec * 1000000000u +
-				(uint64_t)now.tv_nsec;
+		uint64_t from = cpa_mono_ns();
 		uint64_t until = from + wait_ns;
 		if (until < from)
 			until = UINT64_MAX;
-		struct timespec ts = { .tv_sec = (time_t)(until / 1000000000u),
-				       .tv_nsec = (long)(until % 1000000000u) };
+		struct timespec ts = cpa_timespec(until);
 		while (!(arrived = has_result(a, p->pid)))
 			if (pthread_cond_timedwait(&a->done, &a->lock, &ts))
 				break;

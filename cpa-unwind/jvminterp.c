@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "procfs.h"
 #include "safeopen.h"
 #include "unwind.h"
 
@@ -23,28 +24,20 @@
 static bool find_libjvm(uint32_t pid, uint64_t *start, char *path,
 			size_t pathlen)
 {
-	char maps[64], line[4096];
-	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
-	FILE *f = fopen(maps, "re");
+	struct cpa_maps it;
+	struct cpa_map m;
 	bool found = false;
-	if (!f)
+	if (cpa_maps_open(&it, pid) < 0)
 		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long long lo, off;
-		int pos = 0;
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &lo, &off,
-			   &pos) < 2 || !pos || off)
-			continue;
-		char *p = line + pos;
-		p[strcspn(p, "\n")] = '\0';
-		const char *base = strrchr(p, '/');
-		if (base && !strcmp(base, "/libjvm.so")) {
-			*start = lo;
-			snprintf(path, pathlen, "%s", p);
+	while (!found && cpa_maps_next(&it, &m)) {
+		const char *base = strrchr(m.path, '/');
+		if (!m.pgoff && base && !strcmp(base, "/libjvm.so")) {
+			*start = m.start;
+			snprintf(path, pathlen, "%s", m.path);
 			found = true;
 		}
 	}
-	fclose(f);
+	cpa_maps_close(&it);
 	return found;
 }
 

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "hash.h"
 #include "kallsyms.h"
 #include "log.h"
 
-#define NS_PER_SEC 1000000000ull
-#define REFRESH_NS (2 * NS_PER_SEC)
+#define REFRESH_NS (2 * CPA_NSEC_PER_SEC)
 
 static uint64_t modules_hash(void)
 {

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "dbgfetch.h"
 #include "labels.h"
 #include "log.h"
@@ -251,13 +252,6 @@ static void on_signal(int sig)
 	}
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct argp_child children[] = {
@@ -346,7 +340,7 @@ int main(int argc, char **argv)
 
 	int status = unwind_stream(u, &out, &r, name);
 	if (a.stats)
-		stats_print(stderr, u, mono_ns());
+		stats_print(stderr, u, cpa_mono_ns());
 	stats_publish(u);
 	if (a.selfstats.file)
 		cpa_selfstats_report();

@@ -8,13 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "jvmattach.h"
 #include "perfmap.h"
 #include "procfs.h"
 #include "safeopen.h"
 
 #define PERFMAP_MAX_BYTES (512u << 20)	/* a map larger than this is cut */
-#define NS_PER_SEC 1000000000ull
 #define STALE_SLACK_NS (50 * 1000000ull)	/* clock ticks, rounding */
 
 /* Parses a hex number (optional 0x) at *p, up to end. */
@@ -82,7 +82,7 @@ long perfmap_parse(struct perfmap *m, const char *buf, size_t len, char *err,
 
 int perfmap_refresh(struct perfmap *m, uint32_t pid, uint64_t now_ns)
 {
-	if (m->tried && now_ns - m->checked_ns < NS_PER_SEC)
+	if (m->tried && now_ns - m->checked_ns < CPA_NSEC_PER_SEC)
 		return m->syms.n ? 0 : -1;
 	m->tried = true;
 	m->checked_ns = now_ns;
@@ -110,8 +110,7 @@ int perfmap_refresh(struct perfmap *m, uint32_t pid, uint64_t now_ns)
 	 * for its map writes it anew. The start is known to a clock tick. */
 	if (!m->start_ns)
 		m->start_ns = cpa_proc_start_realtime_ns(pid);
-	uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * NS_PER_SEC +
-			 (uint64_t)st.st_mtim.tv_nsec;
+	uint64_t mtime = cpa_timespec_ns(&st.st_mtim);
 	if (m->start_ns && mtime + STALE_SLACK_NS < m->start_ns) {
 		close(fd);
 		return m->syms.n ? 0 : -1;

@@ -7,12 +7,13 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "log.h"
 #include "owner.h"
 #include "proc.h"
+#include "procfs.h"
 
 #define NBUCKETS 1024
-#define NS_PER_SEC 1000000000ull
 #define ENVIRON_MAX (1u << 20)	/* bytes of /proc/PID/environ read */
 #define CGROUP_FILE_MAX (64u << 10)	/* of /proc/PID/cgroup */
 /* Executable mappings kept per process: real processes have hundreds;
@@ -268,46 +269,32 @@ void proc_add_mapping(struct proctab *t, struct proc *p, uint64_t start,
 int proc_read_maps(struct proctab *t, struct proc *p, uint64_t now_ns,
 		   bool force)
 {
-	if (p->proc_read && !force && now_ns - p->maps_read_ns < NS_PER_SEC)
+	if (p->proc_read && !force && now_ns - p->maps_read_ns < CPA_NSEC_PER_SEC)
 		return 0;
 	p->proc_read = true;
 	p->maps_read_ns = now_ns;
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	struct cpa_maps it;
+	struct cpa_map m;
+	if (cpa_maps_open(&it, p->pid) < 0)
 		return -1;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		unsigned long start, end, pgoff, inode;
-		char perms[8];
-		int name_at = 0;
-		if (line[len - 1] == '\n')
-			line[--len] = '\0';
-		if (sscanf(line, "%lx-%lx %7s %lx %*x:%*x %lu %n", &start, &end,
-			   perms, &pgoff, &inode, &name_at) < 5 || !name_at)
+	while (cpa_maps_next(&it, &m)) {
+		if (!cpa_map_exec(&m))
 			continue;
-		if (!strchr(perms, 'x'))
-			continue;
-		const char *name = line + name_at;
-		struct mapping *old = proc_find_mapping(p, start);
+		struct mapping *old = proc_find_mapping(p, m.start);
 		/* Keep a mapping already known with the same extent: it may
 		 * hold a resolved object. Anonymous memory holds none, and
 		 * takes the name the process has given it since. */
-		if (old && old->start == start && old->end == end &&
-		    old->pgoff == pgoff) {
-			if (old->kind == MAPPING_ANON && name[0] == '[' &&
-			    strcmp(old->path, name))
-				rename_mapping(old, name);
+		if (old && old->start == m.start && old->end == m.end &&
+		    old->pgoff == m.pgoff) {
+			if (old->kind == MAPPING_ANON && m.path[0] == '[' &&
+			    strcmp(old->path, m.path))
+				rename_mapping(old, m.path);
 			continue;
 		}
-		proc_add_mapping(t, p, start, end, pgoff, name, strlen(name),
-				 inode, NULL, 0);
+		proc_add_mapping(t, p, m.start, m.end, m.pgoff, m.path,
+				 m.path_len, m.inode, NULL, 0);
 	}
-	free(line);
-	fclose(f);
+	cpa_maps_close(&it);
 	return 0;
 }
 

@@ -5,16 +5,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "python.h"
 #include "unwind.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void intern_fixed_names(struct unwinder *u);
 
@@ -41,7 +35,7 @@ void unwinder_init(struct unwinder *u, const struct unwind_opts *opts,
 			 "addresses hidden): kernel frames will be [unknown]_[k]",
 			 opts->kallsyms ? opts->kallsyms : "/proc/kallsyms");
 	intern_fixed_names(u);
-	u->st.start_ns = mono_ns();
+	u->st.start_ns = cpa_mono_ns();
 }
 
 /* Ids of the names every sample may need, interned once per dictionary. */
@@ -68,17 +62,10 @@ static uint32_t label_id(struct unwinder *u, const char *s, size_t cap)
 	return output_string(u->out, s, strnlen(s, cap));
 }
 
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void unwind_flush_alloc_lost(struct unwinder *u)
 {
 	struct cpa_lost l = {
-		.time_ns = realtime_ns(),
+		.time_ns = cpa_now_ns(),
 		.count = u->alloc_lost,
 		.reason = CPA_LOST_ALLOC_TABLE,
 		.cpu = UINT32_MAX,
@@ -138,7 +125,7 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		unwind_free(u, &s);
 		return 0;
 	}
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = cpa_mono_ns();
 	u->now_ns = t0;
 	elfcache_set_deadline(u->cache, t0 + u->opts.load_wait_ns);
 	u->st.raw_samples++;
@@ -281,7 +268,7 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		intern_fixed_names(u);
 		u->dict_resets++;
 	}
-	stats_record_latency(&u->st, mono_ns() - t0);
+	stats_record_latency(&u->st, cpa_mono_ns() - t0);
 	return 0;
 }
 

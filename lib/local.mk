@@ -7,8 +7,8 @@
 #   format     stream, symstream, store, folded,  (uses base)
 #              labels, owner, pprof, clickhouse
 #   runtime    jvmattach, jvmagent, pyoffsets     (uses base)
-#   base       log, buf, hash, htab, intern, name, time, procfs,
-#              safeopen, cpuset, options, selfstats (uses libc only)
+#   base       log, buf, hash, htab, intern, name, clock, io, time,
+#              procfs, safeopen, cpuset, options, selfstats (libc only)
 #
 # A tool links the layers it needs, highest first: $(LIBCPA_FORMAT) and the
 # others below name an archive with every layer it needs after it. New
@@ -34,6 +34,8 @@ lib_base_libcpa_base_a_SOURCES = \
 	lib/base/hash.c lib/base/hash.h \
 	lib/base/htab.c lib/base/htab.h \
 	lib/base/intern.c lib/base/intern.h \
+	lib/base/clock.h \
+	lib/base/io.c lib/base/io.h \
 	lib/base/timeparse.c lib/base/timeparse.h \
 	lib/base/cpuset.c lib/base/cpuset.h \
 	lib/base/procfs.c lib/base/procfs.h \

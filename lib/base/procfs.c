@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Process facts from /proc (see procfs.h). */
+#include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,16 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "procfs.h"
-
-#define NS_PER_SEC 1000000000ull
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 uint64_t cpa_proc_start_realtime_ns(uint32_t pid)
 {
@@ -43,10 +37,10 @@ uint64_t cpa_proc_start_realtime_ns(uint32_t pid)
 	long hz = sysconf(_SC_CLK_TCK);
 	if (hz <= 0)
 		return 0;
-	uint64_t since_boot = ticks / (uint64_t)hz * NS_PER_SEC +
-			      ticks % (uint64_t)hz * NS_PER_SEC / (uint64_t)hz;
-	uint64_t boot_now = clock_ns(CLOCK_BOOTTIME);
-	uint64_t real_now = clock_ns(CLOCK_REALTIME);
+	uint64_t since_boot = ticks / (uint64_t)hz * CPA_NSEC_PER_SEC +
+			      ticks % (uint64_t)hz * CPA_NSEC_PER_SEC / (uint64_t)hz;
+	uint64_t boot_now = cpa_clock_ns(CLOCK_BOOTTIME);
+	uint64_t real_now = cpa_clock_ns(CLOCK_REALTIME);
 	if (since_boot > boot_now || boot_now - since_boot > real_now)
 		return 0;
 	return real_now - (boot_now - since_boot);
@@ -102,4 +96,87 @@ bool cpa_proc_status(uint32_t pid, struct cpa_proc_status *st)
 	fclose(f);
 	st->have_ids = uid && gid;
 	return true;
+}
+
+/* A hex or decimal field and the separator after it; NULL when absent. */
+static const char *field(const char *p, int base, char sep, uint64_t *v)
+{
+	char *end;
+
+	if (!(base == 16 ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p)))
+		return NULL;
+	errno = 0;
+	*v = strtoull(p, &end, base);
+	if (errno || *end != sep)
+		return NULL;
+	return end + 1;
+}
+
+int cpa_maps_parse(const char *line, struct cpa_map *m)
+{
+	const char *p = line;
+	uint64_t major, minor;
+
+	if (!(p = field(p, 16, '-', &m->start)) ||
+	    !(p = field(p, 16, ' ', &m->end)))
+		return -1;
+	for (int i = 0; i < 4; i++, p++) {
+		if (!*p || *p == ' ')
+			return -1;
+		m->perms[i] = *p;
+	}
+	m->perms[4] = '\0';
+	if (*p++ != ' ' || !(p = field(p, 16, ' ', &m->pgoff)) ||
+	    !(p = field(p, 16, ':', &major)) || !(p = field(p, 16, ' ', &minor)))
+		return -1;
+	m->dev_major = (uint32_t)major;
+	m->dev_minor = (uint32_t)minor;
+	/* the inode ends the line when there is no name */
+	char *end;
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	errno = 0;
+	m->inode = strtoull(p, &end, 10);
+	if (errno || (*end && *end != ' '))
+		return -1;
+	p = end;
+	while (*p == ' ')
+		p++;
+	m->path = p;
+	m->path_len = strlen(p);
+	return m->end >= m->start ? 0 : -1;
+}
+
+int cpa_maps_open(struct cpa_maps *it, uint32_t pid)
+{
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	memset(it, 0, sizeof(*it));
+	it->f = fopen(path, "re");
+	return it->f ? 0 : -errno;
+}
+
+bool cpa_maps_next(struct cpa_maps *it, struct cpa_map *m)
+{
+	ssize_t len;
+
+	while ((len = getline(&it->line, &it->cap, it->f)) > 0) {
+		if (it->line[len - 1] == '\n')
+			it->line[--len] = '\0';
+		if (cpa_maps_parse(it->line, m) == 0)
+			return true;
+	}
+	return false;
+}
+
+void cpa_maps_close(struct cpa_maps *it)
+{
+	if (it->f)
+		fclose(it->f);
+	free(it->line);
+	memset(it, 0, sizeof(*it));
 }

@@ -68,13 +68,6 @@ static void on_signal(int sig)
 	report_due = 1;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * CPA_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t cpu_us(void)
 {
 	struct rusage ru;
@@ -102,7 +95,7 @@ void cpa_selfstats_init(const char *file, uint64_t interval_ns)
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGUSR1, &sa, NULL);
-	start_ns = last_ns = mono_ns();
+	start_ns = last_ns = cpa_mono_ns();
 	last_cpu_us = cpu_us();
 	if (file)
 		stats_file = cpa_strdup(file);
@@ -158,7 +151,7 @@ void cpa_selfstats_poll(void)
 void cpa_selfstats_report(void)
 {
 	report_due = 0;
-	uint64_t now = mono_ns(), cpu = cpu_us();
+	uint64_t now = cpa_mono_ns(), cpu = cpu_us();
 	double dt = (double)(now - last_ns) / 1e9;
 	if (dt <= 0)
 		dt = 1e-9;

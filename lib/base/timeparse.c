@@ -7,13 +7,6 @@
 
 #include "timeparse.h"
 
-uint64_t cpa_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * CPA_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 /* Reads digits with an optional fraction as a value scaled by 1e9. */
 static const char *read_number(const char *s, uint64_t *whole,
 			       uint64_t *frac_ns)

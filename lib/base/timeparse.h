@@ -11,9 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CPA_NSEC_PER_SEC 1000000000ull
-
-uint64_t cpa_now_ns(void);	/* CLOCK_REALTIME */
+#include "clock.h"	/* CPA_NSEC_PER_SEC, cpa_now_ns */
 
 /* "10" (seconds), "10s", "500ms", "250us", "5m", "2h", "7d", "1h30m".
  * Returns 0 or -1. */

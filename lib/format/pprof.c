@@ -21,6 +21,7 @@
 #include "buf.h"
 #include "folded.h"
 #include "intern.h"
+#include "io.h"
 #include "log.h"
 #include "pprof.h"
 
@@ -670,16 +671,11 @@ static void encode(struct cpa_pprof *p, struct cpa_buf *b)
 static int write_all(int fd, const uint8_t *p, size_t n, char *err,
 		     size_t errlen)
 {
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			snprintf(err, errlen, "write: %s", strerror(errno));
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
+	int rc = cpa_write_full(fd, p, n);
+
+	if (rc < 0) {
+		snprintf(err, errlen, "write: %s", strerror(-rc));
+		return -1;
 	}
 	return 0;
 }

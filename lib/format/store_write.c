@@ -20,6 +20,7 @@
 #include "hash.h"
 #include "htab.h"
 #include "intern.h"
+#include "io.h"
 #include "log.h"
 #include "store.h"
 #include "timeparse.h"
@@ -47,22 +48,6 @@ struct cpa_segment_writer {
 	struct cpa_buf raw, dict_block, data_block;
 };
 
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const uint8_t *p = buf;
-	while (len) {
-		ssize_t k = pwrite(fd, p, len, (off_t)off);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += k;
-		len -= (size_t)k;
-		off += (uint64_t)k;
-	}
-	return 0;
-}
 
 static int write_meta(struct cpa_segment_writer *sw, const char *extra,
 		      char *err, size_t errlen)
@@ -82,9 +67,9 @@ static int write_meta(struct cpa_segment_writer *sw, const char *extra,
 			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return cpa_fail_errno(err, errlen, errno, "%s/meta.tmp", sw->path);
-	int r = pwrite_all(fd, head, (size_t)n, 0);
+	int r = cpa_pwrite_full(fd, head, (size_t)n, 0);
 	if (!r && elen)
-		r = pwrite_all(fd, extra, elen, (uint64_t)n);
+		r = cpa_pwrite_full(fd, extra, elen, (uint64_t)n);
 	if (!r && fdatasync(fd) < 0)
 		r = -errno;
 	close(fd);
@@ -151,7 +136,7 @@ struct cpa_segment_writer *cpa_segment_create(const char *dir,
 		cpa_store_header_encode(h, (enum cpa_store_file)i, interval_ns,
 					start_ns);
 		int r = sw->fd[i] < 0 ? -errno
-				      : pwrite_all(sw->fd[i], h, sizeof(h), 0);
+				      : cpa_pwrite_full(sw->fd[i], h, sizeof(h), 0);
 		if (r) {
 			e = -r;
 			cpa_fail_errno(err, errlen, e, "%s/%s", sw->path, fname);
@@ -417,16 +402,16 @@ int cpa_segment_append(struct cpa_segment_writer *sw,
 	int r = 0;
 	enum cpa_store_file at = CPA_STORE_DICT;
 	if (ie.dict_len)
-		r = pwrite_all(sw->fd[at], sw->dict_block.p, ie.dict_len,
+		r = cpa_pwrite_full(sw->fd[at], sw->dict_block.p, ie.dict_len,
 			       ie.dict_off);
 	if (!r) {
 		at = CPA_STORE_DATA;
-		r = pwrite_all(sw->fd[at], sw->data_block.p, ie.data_len,
+		r = cpa_pwrite_full(sw->fd[at], sw->data_block.p, ie.data_len,
 			       ie.data_off);
 	}
 	if (!r) {
 		at = CPA_STORE_INDEX;
-		r = pwrite_all(sw->fd[at], entry, sizeof(entry),
+		r = cpa_pwrite_full(sw->fd[at], entry, sizeof(entry),
 			       sw->len[at]);
 	}
 	if (r) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "io.h"
 #include "le.h"
 #include "leb128.h"
 #include "log.h"
@@ -45,18 +46,11 @@
 
 static int write_all(struct cpa_writer *w, const uint8_t *p, size_t n)
 {
-	while (n > 0) {
-		ssize_t k = write(w->fd, p, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			w->err = errno;
-			return -errno;
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	int rc = cpa_write_full(w->fd, p, n);
+
+	if (rc < 0)
+		w->err = -rc;
+	return rc;
 }
 
 int cpa_writer_flush(struct cpa_writer *w)

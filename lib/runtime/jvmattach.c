@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "io.h"
 #include "jvmattach.h"
 #include "log.h"
 #include "procfs.h"
@@ -63,9 +65,7 @@ static bool cancelled(const atomic_bool *cancel)
 
 static uint64_t mono_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return cpa_mono_ns() / CPA_NSEC_PER_MSEC;
 }
 
 /*
@@ -253,21 +253,6 @@ int jvm_attach_wait(struct jvm_target *t, uint64_t deadline_ms,
 	return rc;
 }
 
-/* Writes all of buf; false on error. */
-static bool write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t k = send(fd, buf, len, MSG_NOSIGNAL);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return false;
-		buf += k;
-		len -= (size_t)k;
-	}
-	return true;
-}
-
 /* The request, and the answer up to EOF. */
 static int converse(int sock, const char *cmd, const char *const args[3],
 		    unsigned timeout_ms, const atomic_bool *cancel, char *out,
@@ -287,7 +272,7 @@ static int converse(int sock, const char *cmd, const char *const args[3],
 		memcpy(req + n, s, l);
 		n += l;
 	}
-	if (!write_all(sock, req, n)) {
+	if (cpa_send_full(sock, req, n) < 0) {
 		cpa_fail(err, errlen, "sending the request: %s",
 			 strerror(errno));
 		return JVM_ATTACH_REFUSED;

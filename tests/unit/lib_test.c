@@ -1,27 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /* Time, size and CPU-set parsing, folded lines, labels and interning;
  * the primitives: hash table, growth, buffers, LEB128, little-endian
- * fields and error messages; CPython's offsets. */
+ * fields, error messages, the clocks, writing a whole buffer and the
+ * maps iterator; CPython's offsets. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "cpuset.h"
 #include "folded.h"
 #include "clickhouse.h"
 #include "hash.h"
 #include "htab.h"
 #include "intern.h"
+#include "io.h"
 #include "labels.h"
 #include "le.h"
 #include "leb128.h"
 #include "log.h"
 #include "name.h"
 #include "owner.h"
+#include "procfs.h"
 #include "pyoffsets.h"
 #include "timeparse.h"
 #include "unit.h"
@@ -782,8 +792,150 @@ static void test_clickhouse(void)
 	cpa_buf_free(&b);
 }
 
+/* /proc/PID/maps lines, and this process's own */
+static void test_maps(void)
+{
+	struct cpa_map m;
+	CHECK(cpa_maps_parse("7f1c2a400000-7f1c2a428000 r-xp 00028000 fd:01 "
+			     "1835023                    /usr/lib/x86_64-linux-"
+			     "gnu/libc.so.6", &m) == 0);
+	CHECK(m.start == 0x7f1c2a400000 && m.end == 0x7f1c2a428000);
+	CHECK(m.pgoff == 0x28000 && m.inode == 1835023);
+	CHECK(m.dev_major == 0xfd && m.dev_minor == 1);
+	CHECK_STR(m.perms, "r-xp");
+	CHECK(cpa_map_exec(&m));
+	CHECK_STR(m.path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	CHECK(m.path_len == strlen(m.path));
+	/* no name: the inode ends the line, with or without a space */
+	CHECK(cpa_maps_parse("55d0c0a00000-55d0c0a21000 rw-p 00000000 00:00 0",
+			     &m) == 0);
+	CHECK_STR(m.path, "");
+	CHECK(!cpa_map_exec(&m));
+	CHECK(cpa_maps_parse("55d0c0a00000-55d0c0a21000 rw-p 00000000 00:00 0 ",
+			     &m) == 0);
+	CHECK_STR(m.path, "");
+	/* a name with spaces, and a file deleted since */
+	CHECK(cpa_maps_parse("1000-2000 r-xs 00000000 08:02 77 /tmp/a b (deleted)",
+			     &m) == 0);
+	CHECK_STR(m.path, "/tmp/a b (deleted)");
+	CHECK(m.perms[3] == 's');
+	CHECK(cpa_maps_parse("ffffffffff600000-ffffffffff601000 --xp 00000000 "
+			     "00:00 0                  [vsyscall]", &m) == 0);
+	CHECK_STR(m.path, "[vsyscall]");
+	/* not maps lines */
+	CHECK(cpa_maps_parse("", &m) == -1);
+	CHECK(cpa_maps_parse("1000-2000 r-xp", &m) == -1);
+	CHECK(cpa_maps_parse("1000 2000 r-xp 0 00:00 0", &m) == -1);
+	CHECK(cpa_maps_parse("2000-1000 r-xp 00000000 00:00 0", &m) == -1);
+	CHECK(cpa_maps_parse("1000-2000 r-x 00000000 00:00 0", &m) == -1);
+	CHECK(cpa_maps_parse("1000-2000 r-xp 00000000 00:00 x /a", &m) == -1);
+	CHECK(cpa_maps_parse("1000-2000 r-xp 00000000 0000 0 /a", &m) == -1);
+
+	/* ours: the code of this function is in an executable mapping of
+	 * this program, and the stack is named */
+	struct cpa_maps it;
+	uintptr_t here = (uintptr_t)&test_maps;
+	int code = 0, stack = 0, n = 0;
+	CHECK(cpa_maps_open(&it, 0) == 0);
+	while (cpa_maps_next(&it, &m)) {
+		n++;
+		if (m.start <= here && here < m.end && cpa_map_exec(&m) &&
+		    m.path[0] == '/' && m.inode)
+			code++;
+		if (!strcmp(m.path, "[stack]"))
+			stack++;
+	}
+	cpa_maps_close(&it);
+	CHECK(n > 3);
+	CHECK(code == 1);
+	CHECK(stack == 1);
+	CHECK(cpa_maps_open(&it, 0x7fffffff) == -ENOENT);
+}
+
+/* The clocks: monotonic does not go back; realtime is past 2026-01-01. */
+static void test_clock(void)
+{
+	uint64_t a = cpa_mono_ns(), b = cpa_mono_ns();
+	CHECK(b >= a);
+	CHECK(cpa_now_ns() > 1767225600ull * CPA_NSEC_PER_SEC);
+	struct timespec ts = cpa_timespec(3 * CPA_NSEC_PER_SEC + 5);
+	CHECK(ts.tv_sec == 3 && ts.tv_nsec == 5);
+	CHECK(cpa_timespec_ns(&ts) == 3 * CPA_NSEC_PER_SEC + 5);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* Writing all of a buffer through a pipe smaller than it, and errors. */
+static void test_write_full(void)
+{
+	int fds[2];
+	CHECK(pipe(fds) == 0);
+	CHECK(fcntl(fds[1], F_SETPIPE_SZ, 4096) > 0);
+	size_t len = 256 * 1024;
+	uint8_t *buf = malloc(len), *got = calloc(1, len);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 7);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* a timer without SA_RESTART interrupts the blocked writes,
+		 * which then return what they wrote so far, or EINTR */
+		struct sigaction sa = { .sa_handler = on_alarm };
+		struct itimerval tv = { { 0, 300 }, { 0, 300 } };
+		sigaction(SIGALRM, &sa, NULL);
+		setitimer(ITIMER_REAL, &tv, NULL);
+		close(fds[0]);
+		_exit(cpa_write_full(fds[1], buf, len) == 0 ? 0 : 1);
+	}
+	close(fds[1]);
+	size_t at = 0;
+	ssize_t k;
+	/* read slowly, a page at a time, so the writer blocks */
+	while (at < len && (k = read(fds[0], got + at,
+				    len - at < 4096 ? len - at : 4096)) > 0) {
+		at += (size_t)k;
+		usleep(100);
+	}
+	int st = -1;
+	waitpid(pid, &st, 0);
+	CHECK(at == len && !memcmp(buf, got, len));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* the reader gone: EPIPE, with SIGPIPE ignored as the tools do */
+	CHECK(pipe(fds) == 0);
+	close(fds[0]);
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	CHECK(cpa_write_full(fds[1], buf, 10) == -EPIPE);
+	signal(SIGPIPE, old);
+	close(fds[1]);
+	CHECK(cpa_write_full(-1, buf, 10) == -EBADF);
+	/* pwrite at an offset, which advances */
+	char path[] = "/tmp/cpa-lib-test-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	unlink(path);
+	CHECK(cpa_pwrite_full(fd, "abc", 3, 5) == 0);
+	char back[8] = "";
+	CHECK(pread(fd, back, sizeof(back), 0) == 8);
+	CHECK(!memcmp(back, "\0\0\0\0\0abc", 8));
+	close(fd);
+	/* send to a socket pair, and to a peer gone */
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+	CHECK(cpa_send_full(fds[0], "hello", 5) == 0);
+	CHECK(read(fds[1], back, 5) == 5 && !memcmp(back, "hello", 5));
+	close(fds[1]);
+	CHECK(cpa_send_full(fds[0], "x", 1) == -EPIPE);
+	close(fds[0]);
+	free(buf);
+	free(got);
+}
+
 int main(void)
 {
+	test_maps();
+	test_clock();
+	test_write_full();
 	test_owners();
 	test_owner_of_process();
 	test_durations();

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "stream.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -190,44 +191,39 @@ static void write_mmaps(void)
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[n > 0 ? n : 0] = '\0';
 	dl_iterate_phdr(find_build_id, NULL);
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4096];
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long start, end, off, ino;
-		char perms[8];
-		int at = 0;
-		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%lx-%lx %7s %lx %*x:%*x %lu %n", &start, &end,
-			   perms, &off, &ino, &at) < 5 || !strchr(perms, 'x'))
+	struct cpa_maps it;
+	struct cpa_map map;
+	if (cpa_maps_open(&it, 0) < 0)
+		return;
+	while (cpa_maps_next(&it, &map)) {
+		if (!cpa_map_exec(&map))
 			continue;
 		struct cpa_mmap m = {
-			.start = start, .len = end - start, .pgoff = off,
-			.inode = ino, .pid = (uint32_t)getpid(), .prot = 5,
-			.path = line + at,
-			.path_len = (uint16_t)strlen(line + at),
+			.start = map.start, .len = map.end - map.start,
+			.pgoff = map.pgoff, .inode = map.inode,
+			.pid = (uint32_t)getpid(), .prot = 5,
+			.path = map.path, .path_len = (uint16_t)map.path_len,
 		};
-		if (!strcmp(line + at, self)) {
+		if (!strcmp(map.path, self)) {
 			m.build_id_len = build_id_len;
 			memcpy(m.build_id, build_id, build_id_len);
 		}
 		cpa_write_mmap(&w, &m);
 	}
-	if (f)
-		fclose(f);
+	cpa_maps_close(&it);
 }
 
 static uint64_t find_stack_top(void)
 {
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4096];
+	struct cpa_maps it;
+	struct cpa_map m;
 	uint64_t top = 0;
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long s, e;
-		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &s, &e) == 2)
-			top = e;
-	}
-	if (f)
-		fclose(f);
+	if (cpa_maps_open(&it, 0) < 0)
+		return 0;
+	while (cpa_maps_next(&it, &m))
+		if (!strcmp(m.path, "[stack]"))
+			top = m.end;
+	cpa_maps_close(&it);
 	return top;
 }
 
