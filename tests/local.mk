@@ -1,6 +1,8 @@
 # Tests: C unit tests for lib/ and bats suites that drive the real tools.
-# Bats files report through the TAP driver so each test counts on its own.
+# Both report through the TAP driver so each check counts on its own: a C
+# test program (TESTS without an extension) prints TAP (tests/unit/unit.h).
 TEST_EXTENSIONS = .bats
+LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 BATS_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 BATS_LOG_COMPILER = $(BATS)
 AM_BATS_LOG_FLAGS = --tap
@@ -53,8 +55,9 @@ tests_tools_mkstream_LDADD = $(UNIT_LDADD)
 dist_check_DATA += tests/bats/helper.bash tests/bats/monitor_helper.bash
 
 # The bats lint: rejects shapes of test code that can never fail a test
-# (tests/lint-bats says which), and its own test with bad examples.
-TESTS += tests/lint-bats tests/bats/lint.bats
+# (tests/lint-bats says which); its test runs it on bad examples and on
+# the whole suite.
+TESTS += tests/bats/lint.bats
 EXTRA_DIST += tests/lint-bats tests/bats/lint.bats tests/data/lint
 
 # Fuzz targets (tests/fuzz/NAME_fuzz.c). `make check` replays each corpus
@@ -137,7 +140,7 @@ check-long: all $(check_PROGRAMS)
 # The tests a tarball must pass on its own, with neither root nor BPF: every
 # C unit test, the fuzz corpus replays and the bats lint. CI runs
 # `make distcheck-unit`; a new tests/unit/ program joins by being in TESTS.
-UNIT_TESTS = $(filter tests/unit/% tests/bats/fuzz.bats tests/lint-bats \
+UNIT_TESTS = $(filter tests/unit/% tests/bats/fuzz.bats \
 	tests/bats/lint.bats,$(TESTS))
 distcheck-unit:
 	$(MAKE) $(AM_MAKEFLAGS) distcheck TESTS='$(UNIT_TESTS)'

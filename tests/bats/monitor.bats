@@ -14,7 +14,10 @@ load monitor_helper
 	cpa monitor --dir "$STORE" --flush 60s 2>"$T/monitor.err" 3>&- &
 	MON=$!
 	wait_for 20 test -s "$CPA_RUN_DIR/stages"
-	sleep 3	# let it record a few seconds of the workload
+	# a few seconds of the workload recorded: the store's report says it
+	# has run 3 s and taken samples
+	wait_for 30 reported store 3
+	wait_for 30 took_samples store
 	stop=$(date +%s)
 	kill -TERM "$MON"
 	st=0
@@ -78,7 +81,10 @@ load monitor_helper
 	start_monitor
 	wait_for 30 test -s "$CPA_RUN_DIR/capture.stats"
 	wait_for 30 test -s "$CPA_RUN_DIR/store.stats"
-	sleep 2	# a second report carries rates over a full interval
+	# a second report (every 1 s) carries rates over a full interval
+	for stage in capture unwind store; do
+		wait_for 30 reported "$stage" 2
+	done
 	run cpa status
 	echo "$output"
 	[ "$status" -eq 0 ]

@@ -29,6 +29,12 @@ reported() {
 	[ "$(sed -n 's/^pid=//p' "$f" 2>/dev/null)" = "$(stage_pid "$1")" ] &&
 		awk -F= -v s="$2" '/^uptime_s=/ { ok = $2 >= s } END { exit !ok }' "$f"
 }
+# took_samples STAGE: the stage's statistics count samples.
+took_samples() {
+	local f=$CPA_RUN_DIR/$1.stats
+	[ -f "$CPA_RUN_DIR/store/$1.stats" ] && f=$CPA_RUN_DIR/store/$1.stats
+	awk -F= '/^samples=/ { ok = $2 > 0 } END { exit !ok }' "$f" 2>/dev/null
+}
 store_has() { cpa-query --dir "$STORE" --from "$1" --to now 2>/dev/null | grep "$2" >/dev/null; }
 windows_stored() { cpa-query --dir "$STORE" --list 2>/dev/null | awk '$1 ~ /^\// && $(NF-2) > 0 { ok = 1 } END { exit !ok }'; }
 

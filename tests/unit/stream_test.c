@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Round trips and malformed input for the stream codec (lib/stream.c) and
- * the reader dictionary (lib/symstream.c). */
+/* Round trips and malformed input for the stream codec (lib/format/stream.c) and
+ * the reader dictionary (lib/format/symstream.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -203,13 +203,10 @@ static void expect_read_error(const void *buf, size_t len, const char *want,
 			break;
 		}
 	}
-	if (rc != -1 || !strstr(r.err, want)) {
-		unit_fail++;
-		fprintf(stderr, "line %d: expected read error '%s', got rc=%d "
-			"'%s'\n", line, want, rc, r.err);
-	} else {
-		unit_pass++;
-	}
+	int ok = rc == -1 && strstr(r.err, want);
+	unit_report(ok, __FILE__, line, "read error '%s'", want);
+	if (!ok)
+		unit_diag("got rc=%d '%s'", rc, r.err);
 	cpa_reader_free(&r);
 	close(fd);
 }
@@ -292,13 +289,9 @@ static void expect_decode_error(uint16_t type, const void *payload,
 		 cpa_reader_next(&r, &rec) == 1 &&
 		 decode(&rec, &out, err, sizeof(err)) == -1 &&
 		 strstr(err, want) && strstr(err, "byte 16:");
-	if (ok) {
-		unit_pass++;
-	} else {
-		unit_fail++;
-		fprintf(stderr, "line %d: expected decode error '%s', got "
-			"'%s' / '%s'\n", line, want, err, r.err);
-	}
+	unit_report(ok, __FILE__, line, "decode error '%s' at byte 16", want);
+	if (!ok)
+		unit_diag("got '%s' / '%s'", err, r.err);
 	cpa_reader_free(&r);
 	close(fd);
 	free(buf);
