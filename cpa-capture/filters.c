@@ -2,7 +2,7 @@
 /*
  * --cgroup and --container, resolved to cgroup ids for the kernel-side
  * filter. A container id is found the way the kernel sees it, through
- * /proc/PID/cgroup (lib/owner.h says which line names it), not through a
+ * /proc/PID/cgroup (lib/format/owner.h says which line names it), not through a
  * container runtime's API.
  *
  * cgroup v2 directories become ids of the v2 hierarchy, which BPF reads

@@ -72,7 +72,7 @@ static void write_meta(const struct capture_config *cfg,
 	output_meta("capture_version", PACKAGE_VERSION);
 }
 
-/* Files of monitored processes refused by lib/safeopen.h, by reason. */
+/* Files of monitored processes refused by lib/base/safeopen.h, by reason. */
 static void print_refusals(void)
 {
 	uint64_t refused[SAFEOPEN_REFUSAL_COUNT];

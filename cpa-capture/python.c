@@ -171,7 +171,7 @@ out:
  * process in another mount namespace, or one whose file was replaced,
  * is read as it runs. The process chooses the file and may have swapped
  * it since it mapped it (a FIFO would hold the capture forever): opened
- * by lib/safeopen.h's rules, a regular file of a bounded size, resolved
+ * by lib/base/safeopen.h's rules, a regular file of a bounded size, resolved
  * inside the process's root. */
 static struct py_file *lookup_file(const struct cpa_mmap *m)
 {
@@ -316,7 +316,7 @@ void python_mapping(const struct cpa_mmap *m)
 	}
 	if (!o || why) {
 		/* the process named the file: its name is made clean, as
-		 * any name a process chooses (lib/name.h) */
+		 * any name a process chooses (lib/base/name.h) */
 		char *copy;
 		const char *path = cpa_name_safe(m->path, m->path_len, &copy);
 		snprintf(note, sizeof(note),

@@ -86,7 +86,7 @@ uint32_t tree_name(struct tree *t, const char *s, size_t len)
 	bool is_new;
 	char *copy;
 	/* folded text from anywhere: names drawn and printed are clean
-	 * (lib/name.h), as cpa-unwind makes them */
+	 * (lib/base/name.h), as cpa-unwind makes them */
 	uint32_t id = cpa_strtab_intern(t->names, cpa_name_safe(s, len, &copy),
 					len, &is_new);
 	free(copy);

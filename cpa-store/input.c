@@ -204,7 +204,7 @@ static int next_folded(struct input *in, struct in_sample *s)
 			const char *fe = semi ? semi : end;
 			size_t flen = (size_t)(fe - p);
 			/* our own copy of the line: cleaned in place, as
-			 * names in a stream are (lib/name.h) */
+			 * names in a stream are (lib/base/name.h) */
 			cpa_name_clean(in->line + (p - in->line), flen);
 			int kind = -1;
 			if (first) {

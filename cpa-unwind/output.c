@@ -55,7 +55,7 @@ static uint32_t intern(struct output *o, const char *s, size_t len)
 }
 
 /* Every name enters the stream here, so here it is made clean
- * (lib/name.h): whatever a process put in its comm, its code objects,
+ * (lib/base/name.h): whatever a process put in its comm, its code objects,
  * its perf map or its symbols. */
 uint32_t output_string(struct output *o, const char *s, size_t len)
 {

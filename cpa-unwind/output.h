@@ -33,7 +33,7 @@ struct output {
 int output_init(struct output *o, int fd, bool folded,
 		const struct cpa_labels *labels);
 void output_free(struct output *o);
-/* The id of a name, cleaned first when it is not clean (lib/name.h). */
+/* The id of a name, cleaned first when it is not clean (lib/base/name.h). */
 uint32_t output_string(struct output *o, const char *s, size_t len);
 uint32_t output_stack(struct output *o, const uint32_t *frames, uint32_t n);
 /* Text of a string and frames of a stack this output handed out, NULL

@@ -137,7 +137,7 @@ void proc_read_env(struct proc *p, const char *keys);
 /*
  * Reads /proc/PID/cgroup once (again after an exec) and sets
  * p->owner_path when a v1 line names the owner and the v2 one does not
- * (lib/owner.h decides): the sample's cgroup id is the v2 one, so on v1
+ * (lib/format/owner.h decides): the sample's cgroup id is the v2 one, so on v1
  * and hybrid hosts a container of the cgroupfs driver is named only
  * here.
  */

@@ -19,7 +19,7 @@ tests_unit_stream_test_LDADD = $(UNIT_LDADD)
 tests_unit_lib_test_SOURCES = tests/unit/lib_test.c tests/unit/unit.h
 tests_unit_lib_test_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/stream_test tests/unit/lib_test
-# Files of monitored processes: the JVM attach trigger (lib/jvmattach.c)
+# Files of monitored processes: the JVM attach trigger (lib/runtime/jvmattach.c)
 check_PROGRAMS += tests/unit/jvmattach_test
 tests_unit_jvmattach_test_SOURCES = tests/unit/jvmattach_test.c tests/unit/unit.h
 tests_unit_jvmattach_test_LDADD = $(UNIT_LDADD)

@@ -42,7 +42,7 @@ static void vreport(const char *prefix, const char *fmt, va_list ap)
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	/* A message is one line, whatever a path or name in it holds: no
 	 * forged log lines, no terminal escapes (names themselves are
-	 * made clean by lib/name.h; paths and raw text are not names). */
+	 * made clean by lib/base/name.h; paths and raw text are not names). */
 	for (char *c = line; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '?';

@@ -173,7 +173,7 @@ uint32_t cpa_dict_add_string(struct cpa_dict *d, const char *s, uint32_t len)
 	d->strs[d->nstrs] = cpa_strndup(s, len);
 	d->str_lens[d->nstrs] = len;
 	/* cpa-unwind writes clean names; a stream or store from an older
-	 * one, or a forged one, may not (lib/name.h) */
+	 * one, or a forged one, may not (lib/base/name.h) */
 	if (cpa_name_clean(d->strs[d->nstrs], strlen(d->strs[d->nstrs])))
 		d->cleaned++;
 	return d->nstrs++;

@@ -45,7 +45,7 @@ struct cpa_dict {
 	uint32_t nstrs, capstrs;	/* ids 0..nstrs-1 valid */
 	uint32_t **stacks;	/* stacks[id] -> n then n frame ids */
 	uint32_t nstacks, capstacks;
-	uint64_t cleaned;	/* strings that came unclean (lib/name.h) */
+	uint64_t cleaned;	/* strings that came unclean (lib/base/name.h) */
 };
 
 void cpa_dict_init(struct cpa_dict *d);

@@ -6,7 +6,7 @@
 # such processes run as nobody under one live capture; every output
 # (cpa-unwind --folded, the store through cpa-query's folded, stream and
 # pprof, every cpa-render format, cpa-serve's history and job results)
-# must show each name cleaned (lib/name.h) and no line of its own.
+# must show each name cleaned (lib/base/name.h) and no line of its own.
 # Forged dictionaries and folded files, as an older cpa-unwind or anyone
 # could write them, go through every decoder and come out clean too.
 bats_require_minimum_version 1.5.0

@@ -195,7 +195,7 @@ need() {
 	xmllint --noout "$T/u.svg"
 	grep -q '<title>a&lt;b&gt;&amp;&quot;c&quot; (5 samples' "$T/u.svg"
 	grep -q '<title>café (5 samples' "$T/u.svg"
-	# names are made clean on the way in (lib/name.h): a byte that is
+	# names are made clean on the way in (lib/base/name.h): a byte that is
 	# not UTF-8, or a control byte, becomes '_'
 	grep -q '<title>bad__ (5 samples' "$T/u.svg"
 	grep -q '<title>_ctl (5 samples' "$T/u.svg"
@@ -564,7 +564,7 @@ need() {
 
 @test "stream: samples merge by id, a name never reads as a count" {
 	# a leaf that ends in a blank and a number: as folded text it would
-	# read as a second count, so it is cleaned to "poll_2" (lib/name.h)
+	# read as a second count, so it is cleaned to "poll_2" (lib/base/name.h)
 	cat > "$T/i.desc" <<-EOF
 	1700000000000000000 oncpu 100 100 0 app app 5 main;poll 2
 	1700000000100000000 oncpu 100 101 0 app app 3 main;poll 2

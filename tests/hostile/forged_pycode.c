@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Forged CPython code objects that are never reused: a process lays out
- * --codes N code objects of CPython 3.11's layout (lib/pyoffsets.c) in
+ * --codes N code objects of CPython 3.11's layout (lib/runtime/pyoffsets.c) in
  * its own memory, each with the same 60 KB line table, and writes on
  * stdout the stream cpa-capture's Python walker would give for samples
  * whose frames name them, --frames of them per sample, each code object

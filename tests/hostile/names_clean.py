@@ -1,4 +1,4 @@
-"""Checks that every name in a profile is clean, as lib/name.h defines it.
+"""Checks that every name in a profile is clean, as lib/base/name.h defines it.
 
     names_clean.py FORMAT FILE [TOTAL]
 

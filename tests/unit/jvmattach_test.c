@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The JVM attach trigger file (lib/jvmattach.c) against names the JVM's
+ * The JVM attach trigger file (lib/runtime/jvmattach.c) against names the JVM's
  * user prepared in its /tmp: a hard link to a root-owned file, a file of
  * another user, a symlink. None may be chowned, written or removed; only
  * a file cpa created is given to the JVM's user and removed again.

@@ -293,7 +293,7 @@ static void test_list_order(const char *dir)
 }
 
 /* A segment an older cpa-store wrote with the names of an older
- * cpa-unwind: the reader hands out clean names (lib/name.h). */
+ * cpa-unwind: the reader hands out clean names (lib/base/name.h). */
 static void test_unclean_names(const char *dir)
 {
 	char err[512];

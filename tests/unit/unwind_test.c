@@ -325,7 +325,7 @@ static void test_names(void)
 		   "github.com/acme/svc/handler.(*Server).Serve");
 	check_name("runtime.main", true, true, "runtime.main");
 	/* the display name is the symbol's own; cleaning it is the
-	 * output's job (output_string, lib/name.h) */
+	 * output's job (output_string, lib/base/name.h) */
 	check_name("a;b\nc", true, false, "a;b\nc");
 
 	/* every name entering the output comes out clean, the same id
