@@ -6,6 +6,7 @@
 #include "buf.h"
 #include "log.h"
 #include "owner.h"
+#include "regbound.h"
 #include "filter.h"
 
 void filter_add_comm(struct filter *f, const char *arg)
@@ -18,7 +19,8 @@ void filter_add_comm(struct filter *f, const char *arg)
 	size_t len = strlen(arg);
 	char *anchored = cpa_malloc(len + 5);
 	snprintf(anchored, len + 5, "^(%s)$", arg);
-	m->is_re = regcomp(&m->re, anchored, REG_EXTENDED | REG_NOSUB) == 0;
+	m->is_re = cpa_regcomp(&m->re, anchored, REG_EXTENDED | REG_NOSUB,
+				NULL, 0) == 0;
 	free(anchored);
 }
 
@@ -27,13 +29,11 @@ void filter_add_regex(struct filter *f, bool exclude, const char *arg)
 	regex_t **list = exclude ? &f->exclude : &f->grep;
 	size_t *n = exclude ? &f->n_exclude : &f->n_grep;
 	*list = cpa_realloc(*list, (*n + 1) * sizeof(**list));
-	int r = regcomp(&(*list)[*n], arg, REG_EXTENDED | REG_NOSUB);
-	if (r) {
-		char msg[128];
-		regerror(r, &(*list)[*n], msg, sizeof(msg));
-		cpa_die_usage("invalid %s '%s': %s",
+	char msg[128];
+	if (cpa_regcomp(&(*list)[*n], arg, REG_EXTENDED | REG_NOSUB, msg,
+			sizeof(msg)))
+		cpa_die_usage("invalid %s '%.200s': %s",
 			      exclude ? "--exclude" : "--grep", arg, msg);
-	}
 	(*n)++;
 }
 

@@ -8,7 +8,8 @@
 #              labels, owner, pprof, clickhouse
 #   runtime    jvmattach, jvmagent, pyoffsets     (uses base)
 #   base       log, buf, hash, htab, intern, name, clock, io, time,
-#              procfs, safeopen, cpuset, options, selfstats (libc only)
+#              procfs, safeopen, cpuset, options, selfstats, child,
+#              regbound (libc only)
 #
 # A tool links the layers it needs, highest first: $(LIBCPA_FORMAT) and the
 # others below name an archive with every layer it needs after it. New
@@ -42,7 +43,9 @@ lib_base_libcpa_base_a_SOURCES = \
 	lib/base/safeopen.c lib/base/safeopen.h \
 	lib/base/name.c lib/base/name.h \
 	lib/base/options.c lib/base/options.h \
-	lib/base/selfstats.c lib/base/selfstats.h
+	lib/base/selfstats.c lib/base/selfstats.h \
+	lib/base/child.c lib/base/child.h \
+	lib/base/regbound.c lib/base/regbound.h
 
 noinst_LIBRARIES += lib/format/libcpa-format.a
 lib_format_libcpa_format_a_CPPFLAGS = $(LIB_CPPFLAGS) \

@@ -24,6 +24,11 @@ check_PROGRAMS += tests/unit/jvmattach_test
 tests_unit_jvmattach_test_SOURCES = tests/unit/jvmattach_test.c tests/unit/unit.h
 tests_unit_jvmattach_test_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/jvmattach_test
+# Children with bounds, and bounded patterns (lib/child.c, lib/regbound.c)
+check_PROGRAMS += tests/unit/child_test
+tests_unit_child_test_SOURCES = tests/unit/child_test.c tests/unit/unit.h
+tests_unit_child_test_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/child_test
 
 # Workload programs with known call chains, built with and without frame
 # pointers. Tools add their own workloads in their local.mk.
