@@ -26,7 +26,9 @@ char *capabilities_probe(const struct serve_limits *lim, char *err,
 	bool bpf = false;
 	char *text, *line, *save = NULL;
 
-	if (run_pipeline(argv, NULL, -1, 65536, &r) < 0) {
+	static const struct cpa_limits bound = { .wall_ms = 30000 };
+
+	if (run_pipeline(argv, NULL, -1, 65536, &bound, &r) < 0) {
 		cpa_fail(err, errlen, "cpa-capture --features: %s", r.err);
 		run_result_free(&r);
 		return NULL;

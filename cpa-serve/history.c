@@ -33,7 +33,6 @@ static const struct {
 	{ "html", "text/html; charset=utf-8", true },
 };
 
-#define HISTORY_MAX_ARGS 32
 #define HISTORY_MAX_BYTES (256u << 20)
 
 static int bad_request(json_object **err_out, const char *field,
@@ -52,8 +51,8 @@ static int bad_request(json_object **err_out, const char *field,
 }
 
 int history_answer(const char *dir, const struct query_arg *args, size_t n,
-		   struct cpa_buf *body, const char **ctype,
-		   json_object **err_out)
+		   const struct cpa_limits *lim, struct cpa_buf *body,
+		   const char **ctype, json_object **err_out)
 {
 	char *qargv[HISTORY_MAX_ARGS + 4], *rargv[3];
 	char *owned[HISTORY_MAX_ARGS + 3];
@@ -112,13 +111,14 @@ int history_answer(const char *dir, const struct query_arg *args, size_t n,
 	rargv[2] = NULL;
 
 	if (run_pipeline(qargv, formats[f].rendered ? rargv : NULL, -1,
-			 HISTORY_MAX_BYTES, &r) < 0) {
+			 HISTORY_MAX_BYTES, lim, &r) < 0) {
 		/* cpa-query says 2 for a bad option value: the client's */
 		bool client = WIFEXITED(r.status[0]) &&
 			      WEXITSTATUS(r.status[0]) == 2;
 
 		*err_out = json_error(r.err, NULL);
-		code = client ? 400 : 500;
+		code = r.hit == CPA_LIMIT_WALL ? 503
+		       : r.hit || r.over ? 413 : client ? 400 : 500;
 		run_result_free(&r);
 	} else {
 		*body = r.out;

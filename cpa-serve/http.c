@@ -22,10 +22,12 @@
 #include <microhttpd.h>
 
 #include "auth.h"
+#include "gate.h"
 #include "history.h"
 #include "http.h"
 #include "jobs.h"
 #include "log.h"
+#include "offload.h"
 #include "results.h"
 #include "spec.h"
 #include "state.h"
@@ -36,13 +38,33 @@
 /* Most of a refused body read before the connection is dropped. */
 #define DRAIN_MAX (16u << 20)
 
-static struct MHD_Daemon *daemon_;
+#define MAX_DAEMONS 64
+
+/* One daemon per HTTP thread: the gate hands each new connection to the
+ * next, as a thread pool would. */
+static struct MHD_Daemon *daemons[MAX_DAEMONS];
+static unsigned n_daemons, next_daemon;
+static int listen_fd = -1;
 static struct http_config cfg;
+
+/* A history request answered off the HTTP threads (offload.h). */
+struct history_task {
+	struct MHD_Connection *conn;
+	struct query_arg args[HISTORY_MAX_ARGS];
+	char *owned;		/* the args' strings, one block */
+	size_t n_args;
+	bool done;
+	int code;
+	struct cpa_buf body;
+	const char *ctype;
+	json_object *err;
+};
 
 struct request {
 	struct cpa_buf body;
 	size_t drained;		/* bytes of body read, kept or not */
 	bool too_big;
+	struct history_task *task;
 };
 
 static enum MHD_Result send_response(struct MHD_Connection *c, int code,
@@ -76,9 +98,13 @@ static enum MHD_Result reply_json(struct MHD_Connection *c, int code,
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, "Content-Type", "application/json");
-	if (code == 401)
+	/* only a client that has shown the token keeps its connection: an
+	 * idle one is a slot an attacker would otherwise keep for free */
+	if (code == 401) {
 		MHD_add_response_header(r, "WWW-Authenticate",
 					"Bearer realm=\"cpa\"");
+		MHD_add_response_header(r, "Connection", "close");
+	}
 	if (code == 405)
 		MHD_add_response_header(r, "Allow", "GET, POST");
 	return send_response(c, code, r);
@@ -224,29 +250,90 @@ static enum MHD_Result route_job(struct MHD_Connection *c, bool get,
 	return reply_file(c, dir, f);
 }
 
-static enum MHD_Result reply_history(struct MHD_Connection *c,
-				     const struct args *a)
+static void history_work(void *arg)
 {
-	struct cpa_buf body = { 0 };
-	const char *ctype = NULL;
-	json_object *err = NULL;
+	struct history_task *t = arg;
+
+	t->code = history_answer(cfg.store_dir, t->args, t->n_args,
+				 &cfg.child_limits, &t->body, &t->ctype,
+				 &t->err);
+	t->done = true;
+	MHD_resume_connection(t->conn);
+}
+
+static void history_task_free(struct history_task *t)
+{
+	if (!t)
+		return;
+	cpa_buf_free(&t->body);
+	json_object_put(t->err);
+	free(t->owned);
+	free(t);
+}
+
+static enum MHD_Result reply_task(struct MHD_Connection *c,
+				  struct history_task *t)
+{
 	struct MHD_Response *r;
-	int code;
+
+	if (t->code != 200) {
+		json_object *e = t->err;
+
+		t->err = NULL;
+		return reply_json(c, t->code, e);
+	}
+	r = MHD_create_response_from_buffer(t->body.len, t->body.p,
+					    MHD_RESPMEM_MUST_FREE);
+	if (!r)
+		return MHD_NO;
+	t->body = (struct cpa_buf){ 0 };
+	MHD_add_response_header(r, "Content-Type", t->ctype);
+	return send_response(c, 200, r);
+}
+
+/* Queues the request's history query: the connection waits, suspended,
+ * until a worker has the answer. */
+static enum MHD_Result reply_history(struct MHD_Connection *c,
+				     struct request *rq, const struct args *a)
+{
+	struct history_task *t;
+	size_t need = 0, at = 0;
 
 	if (!cfg.store_dir)
 		return reply_error(c, 404, "no store: cpa-serve was started "
 				   "without --dir", NULL);
-	code = history_answer(cfg.store_dir, a->v, a->n, &body, &ctype, &err);
-	if (code != 200)
-		return reply_json(c, code, err);
-	r = MHD_create_response_from_buffer(body.len, body.p,
-					    MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		cpa_buf_free(&body);
-		return MHD_NO;
+	if (a->n > HISTORY_MAX_ARGS) {
+		char msg[64];
+
+		snprintf(msg, sizeof(msg), "more than %d parameters",
+			 HISTORY_MAX_ARGS);
+		return reply_error(c, 400, msg, NULL);
 	}
-	MHD_add_response_header(r, "Content-Type", ctype);
-	return send_response(c, 200, r);
+	t = cpa_calloc(1, sizeof(*t));
+	for (size_t i = 0; i < a->n; i++)
+		need += strlen(a->v[i].key) + strlen(a->v[i].value) + 2;
+	t->owned = cpa_malloc(need + 1);
+	for (size_t i = 0; i < a->n; i++) {
+		size_t kl = strlen(a->v[i].key) + 1;
+		size_t vl = strlen(a->v[i].value) + 1;
+
+		t->args[i].key = memcpy(t->owned + at, a->v[i].key, kl);
+		at += kl;
+		t->args[i].value = memcpy(t->owned + at, a->v[i].value, vl);
+		at += vl;
+	}
+	t->n_args = a->n;
+	t->conn = c;
+	rq->task = t;
+	MHD_suspend_connection(c);
+	if (!offload_submit(history_work, t)) {
+		t->code = 503;
+		t->err = json_error("busy: too many history queries at once; "
+				    "retry", NULL);
+		t->done = true;
+		MHD_resume_connection(c);
+	}
+	return MHD_YES;
 }
 
 static enum MHD_Result route(struct MHD_Connection *c, const char *url,
@@ -275,7 +362,7 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *url,
 	if (n == 2 && !strcmp(seg[1], "history")) {
 		if (!get)
 			return reply_error(c, 405, "use GET", NULL);
-		return reply_history(c, &a);
+		return reply_history(c, rq, &a);
 	}
 	if (strcmp(seg[1], "profiling"))
 		return reply_error(c, 404, "no such resource", NULL);
@@ -366,6 +453,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	}
 	if (rq->too_big)
 		goto too_big;
+	if (rq->task)	/* resumed: the worker has the answer */
+		return rq->task->done ? reply_task(c, rq->task) : MHD_YES;
 	return route(c, url, get, rq);
 too_big:;
 	char msg[96];
@@ -382,6 +471,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 	if (rq) {
 		cpa_buf_free(&rq->body);
+		history_task_free(rq->task);
 		free(rq);
 		*con_cls = NULL;
 	}
@@ -424,41 +514,122 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss,
 	return 0;
 }
 
+static void notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
+		   enum MHD_ConnectionNotificationCode what)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	(void)cls;
+	(void)socket_ctx;
+	if (!ci || !ci->client_addr)
+		return;
+	if (what == MHD_CONNECTION_NOTIFY_STARTED)
+		gate_opened(ci->client_addr);
+	else
+		gate_closed(ci->client_addr);
+}
+
+static void hand_over(int fd, const struct sockaddr *sa, socklen_t len,
+		      void *arg)
+{
+	unsigned i = __atomic_fetch_add(&next_daemon, 1, __ATOMIC_RELAXED);
+
+	(void)arg;
+	/* on failure the library closes the socket itself */
+	MHD_add_connection(daemons[i % n_daemons], fd, sa, len);
+}
+
+static int open_listener(const struct http_config *c, unsigned *port,
+			 bool *v6, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int one = 1;
+
+	if (parse_listen(c->listen, &ss, v6, err, errlen))
+		return -1;
+	listen_fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+			   SOCK_CLOEXEC, 0);
+	if (listen_fd < 0)
+		return cpa_fail_errno(err, errlen, errno, "--listen %s",
+				      c->listen);
+	setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	len = ss.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+				       : sizeof(struct sockaddr_in);
+	if (bind(listen_fd, (struct sockaddr *)&ss, len) ||
+	    listen(listen_fd, 4096))
+		return cpa_fail_errno(err, errlen, errno, "cannot serve on %s",
+				      c->listen);
+	len = sizeof(ss);
+	if (getsockname(listen_fd, (struct sockaddr *)&ss, &len))
+		return cpa_fail_errno(err, errlen, errno, "getsockname");
+	*port = ntohs(ss.ss_family == AF_INET6
+		      ? ((struct sockaddr_in6 *)&ss)->sin6_port
+		      : ((struct sockaddr_in *)&ss)->sin_port);
+	return 0;
+}
+
 int http_start(const struct http_config *c, unsigned *port, char *err,
 	       size_t errlen)
 {
-	struct sockaddr_storage ss;
-	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
-	const union MHD_DaemonInfo *info;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+			 MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME |
+			 MHD_USE_ERROR_LOG;
+	struct gate_config g;
 	bool v6 = false;
 
 	cfg = *c;
-	if (parse_listen(c->listen, &ss, &v6, err, errlen))
+	if (open_listener(c, port, &v6, err, errlen))
 		return -1;
 	if (v6)
 		flags |= MHD_USE_IPv6;
 	if (c->tls_cert)
 		flags |= MHD_USE_TLS;
-	daemon_ = MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_THREAD_POOL_SIZE, c->threads,
-		MHD_OPTION_CONNECTION_LIMIT, 1024u,
-		MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-		MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-		c->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
-		c->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, c->tls_key,
-		MHD_OPTION_END);
-	if (!daemon_)
-		return cpa_fail(err, errlen, "cannot serve on %s (in use, or "
-				"a bad TLS certificate or key)", c->listen);
-	info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
-	*port = info ? info->port : 0;
-	return 0;
+	n_daemons = c->threads < MAX_DAEMONS ? c->threads : MAX_DAEMONS;
+	for (unsigned i = 0; i < n_daemons; i++) {
+		daemons[i] = MHD_start_daemon(flags, 0, NULL, NULL, handle,
+			NULL,
+			MHD_OPTION_CONNECTION_LIMIT,
+			(unsigned)(c->max_connections / n_daemons + 1),
+			MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+			MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+			MHD_OPTION_NOTIFY_CONNECTION, notify, NULL,
+			c->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
+			c->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, c->tls_key,
+			MHD_OPTION_END);
+		if (!daemons[i])
+			return cpa_fail(err, errlen, "cannot serve on %s (a bad "
+					"TLS certificate or key?)", c->listen);
+	}
+	offload_start(c->workers, 4 * c->workers);
+	memset(&g, 0, sizeof(g));
+	g.listen_fd = listen_fd;
+	g.tls = c->tls_cert != NULL;
+	g.header_timeout_ms = c->header_timeout_ms;
+	g.max_waiting = c->max_connections / 2;
+	g.max_waiting_per_addr = c->max_per_addr / 4 ? c->max_per_addr / 4 : 1;
+	g.max_per_addr = c->max_per_addr;
+	g.hand_over = hand_over;
+	return gate_start(&g, err, errlen);
 }
 
 void http_stop(void)
 {
-	if (daemon_)
-		MHD_stop_daemon(daemon_);
-	daemon_ = NULL;
+	struct gate_stats st;
+
+	gate_get_stats(&st);
+	cpa_debug("connections: %lu accepted, %lu handed over, %lu timed "
+		  "out, %lu evicted, %lu refused", st.accepted, st.handed_over,
+		  st.timed_out, st.evicted, st.refused);
+	gate_stop();
+	/* queued history answers resume their connections first: a daemon
+	 * is not stopped with a connection suspended */
+	offload_stop();
+	for (unsigned i = 0; i < n_daemons; i++)
+		MHD_stop_daemon(daemons[i]);
+	n_daemons = 0;
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
 }

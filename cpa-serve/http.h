@@ -5,13 +5,20 @@
 
 #include <stddef.h>
 
+#include "child.h"
+
 struct http_config {
 	const char *listen;		/* ADDR:PORT or [ADDR]:PORT */
 	char *tls_cert, *tls_key;	/* PEM text, or NULL for plain HTTP */
 	const char *store_dir;		/* history: cpa monitor's --dir */
 	const char *capabilities;	/* the capabilities answer, JSON */
 	size_t max_body;
-	unsigned threads;
+	unsigned threads;		/* HTTP threads */
+	unsigned workers;		/* threads waiting on history children */
+	unsigned max_connections;	/* at once, in all */
+	unsigned max_per_addr;		/* at once, from one address */
+	unsigned header_timeout_ms;	/* from accept to the header's end */
+	struct cpa_limits child_limits;	/* each child a request starts */
 };
 
 /* Starts serving; -1 with err when the address cannot be bound. The

@@ -13,9 +13,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -71,21 +73,57 @@ static void save(const struct job *j)
 		cpa_err("job %s: record not written: %s", j->id, err);
 }
 
-/* A job the previous server left active lost its pipeline with it. */
+/* Whether the pipeline that wrote the job's stream is gone: it holds
+ * the lock launch() took, until its last stage exits. The previous
+ * server's launcher stops its captures within 5 s of that server's end. */
+static bool stream_released(const char *dir)
+{
+	char path[4400];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, RESULT_STREAM);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	for (int t = 0; t < 150; t++) {
+		if (!flock(fd, LOCK_EX | LOCK_NB)) {
+			close(fd);
+			return true;
+		}
+		usleep(100 * 1000);
+	}
+	close(fd);
+	return false;
+}
+
+/* A job the previous server left active lost its pipeline with it; what
+ * the pipeline wrote until then is kept, as a stopped job's is. */
 static void load_one(struct job *loaded, void *arg)
 {
 	struct job *j = cpa_malloc(sizeof(*j));
+	char dir[4300], why[200] = "";
 
 	*j = *loaded;
 	if (job_active(j)) {
 		j->status = JOB_FAILED;
 		snprintf(j->reason, sizeof(j->reason), "operation_lost");
+		state_job_dir(j->id, dir, sizeof(dir));
+		if (!stream_released(dir))
+			snprintf(why, sizeof(why), "its stream is missing or "
+				 "still written");
+		else if (results_render(dir, &limits.child, why,
+					sizeof(why)) == 0)
+			j->has_result = true;
 		snprintf(j->message, sizeof(j->message), "cpa-serve "
-			 "restarted while the job was %s",
-			 job_status_names[loaded->status]);
+			 "restarted while the job was %s%s%s",
+			 job_status_names[loaded->status],
+			 j->has_result ? "; the windows captured until then are "
+					 "kept" : why[0] ? ": " : "", why);
 		j->ended = time(NULL);
 		save(j);
 	}
+	if (!job_active(j))
+		j->bytes = state_job_bytes(j->id);
 	add(j);
 }
 
@@ -162,6 +200,10 @@ static void launch(struct job *j)
 	state_job_dir(j->id, dir, sizeof(dir));
 	out = open_in(dir, RESULT_STREAM, O_WRONLY);
 	log = open_in(dir, RESULT_LOG, O_WRONLY | O_APPEND);
+	/* held by the pipeline's stages through the descriptor they share,
+	 * so a server started after this one knows when they are done */
+	if (out >= 0)
+		flock(out, LOCK_EX | LOCK_NB);
 	memset(&m, 0, sizeof(m));
 	m.op = LAUNCH_START;
 	memcpy(m.id, j->id, sizeof(m.id));
@@ -200,8 +242,7 @@ int jobs_create(const struct job_spec *spec, json_object **out)
 	j->spec = *spec;
 	j->status = JOB_PENDING;
 	j->created = time(NULL);
-	if (state_make_job_dir(j->id, err, sizeof(err)) ||
-	    state_save(j, err, sizeof(err))) {
+	if (state_create(j, err, sizeof(err))) {
 		pthread_mutex_unlock(&lock);
 		free(j);
 		cpa_err("new job: %s", err);
@@ -364,25 +405,38 @@ void jobs_on_launcher(const struct launch_msg *m)
 		snprintf(reason, sizeof(reason), "capture_failed");
 	else if (!exited_ok(m->status[1]))
 		snprintf(reason, sizeof(reason), "unwind_failed");
-	if (reason[0])
+	if (WIFSIGNALED(m->status[1]) && WTERMSIG(m->status[1]) == SIGXFSZ)
+		snprintf(message, sizeof(message), "cpa-unwind: the job's "
+			 "stream reached --max-job-size (%llu bytes)",
+			 (unsigned long long)limits.max_job);
+	else if (reason[0])
 		last_log_line(dir, !strcmp(reason, "unwind_failed")
 					   ? "cpa-unwind"
 					   : !strcmp(reason, "launch_failed")
 					   ? "cpa-serve" : "cpa-capture",
 			      message, sizeof(message));
 	ok = !reason[0];
-	/* rendered outside the lock: polls go on meanwhile */
+	/* rendered outside the lock: polls go on meanwhile. A job stopped
+	 * at its deadline keeps what it captured, as a stopped one does */
 	if (ok) {
-		int rc = results_render(dir, message, sizeof(message));
+		int rc = results_render(dir, &limits.child, message,
+					sizeof(message));
 
 		if (rc < 0)
 			snprintf(reason, sizeof(reason), "render_failed");
 		ok = rc >= 0;
 		has_result = rc == 0;
 	}
+	if (ok && m->timed_out) {
+		ok = false;
+		snprintf(reason, sizeof(reason), "execution_timed_out");
+		snprintf(message, sizeof(message), "ran %d s past its "
+			 "duration, and was stopped", LAUNCH_GRACE_S);
+	}
 	pthread_mutex_lock(&lock);
 	j->ended = time(NULL);
 	j->has_result = has_result;
+	j->bytes = state_job_bytes(j->id);
 	if (ok) {
 		/* an empty result says why it is empty */
 		snprintf(j->message, sizeof(j->message), "%s", message);
@@ -396,4 +450,67 @@ void jobs_on_launcher(const struct launch_msg *m)
 	}
 	save(j);
 	pthread_mutex_unlock(&lock);
+}
+
+struct sweep_item {
+	char id[JOB_ID_LEN + 1];
+	int64_t ended;
+	uint64_t bytes;
+};
+
+static int by_end(const void *a, const void *b)
+{
+	const struct sweep_item *x = a, *y = b;
+
+	return x->ended < y->ended ? -1 : x->ended > y->ended;
+}
+
+void jobs_sweep(void)
+{
+	int64_t now = time(NULL);
+	struct sweep_item *ended;
+	uint64_t total = 0;
+	size_t n = 0, gone = 0;
+
+	pthread_mutex_lock(&lock);
+	ended = cpa_calloc(n_jobs + 1, sizeof(*ended));
+	for (size_t i = 0; i < n_jobs; i++) {
+		struct job *j = jobs[i];
+
+		if (job_active(j)) {
+			total += state_job_bytes(j->id);
+			continue;
+		}
+		memcpy(ended[n].id, j->id, sizeof(ended[n].id));
+		ended[n].ended = j->ended;
+		ended[n].bytes = j->bytes;
+		total += j->bytes;
+		n++;
+	}
+	qsort(ended, n, sizeof(*ended), by_end);
+	/* the oldest first: past their retention, or past the size cap */
+	while (gone < n && (ended[gone].ended + (int64_t)limits.retain_s <= now ||
+			    (limits.max_state && total > limits.max_state))) {
+		struct job *j = find(ended[gone].id);
+
+		for (size_t i = 0; j && i < n_jobs; i++)
+			if (jobs[i] == j) {
+				memmove(&jobs[i], &jobs[i + 1],
+					(n_jobs - i - 1) * sizeof(*jobs));
+				n_jobs--;
+				break;
+			}
+		free(j);
+		total -= ended[gone].bytes;
+		gone++;
+	}
+	pthread_mutex_unlock(&lock);
+	/* a reader with a result file open keeps reading it */
+	for (size_t i = 0; i < gone; i++) {
+		state_remove(ended[i].id);
+		cpa_debug("job %s deleted (%s)", ended[i].id,
+			  ended[i].ended + (int64_t)limits.retain_s <= now
+			  ? "past --retain-jobs" : "past --max-state-size");
+	}
+	free(ended);
 }

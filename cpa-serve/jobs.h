@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "child.h"
 #include "launcher.h"
 #include "spec.h"
 
@@ -30,6 +31,7 @@ struct job {
 	char message[256];	/* failed: the failing stage's last words */
 	int64_t created, started, ended;	/* Unix seconds, 0: not yet */
 	bool has_result;
+	uint64_t bytes;		/* its files on disk, once it has ended */
 };
 
 static inline bool job_active(const struct job *j)
@@ -41,6 +43,10 @@ static inline bool job_active(const struct job *j)
 struct serve_limits {
 	unsigned max_jobs;		/* active jobs on the host */
 	unsigned max_jobs_per_target;	/* active jobs on one target */
+	struct cpa_limits child;	/* each child a request starts */
+	uint64_t retain_s;		/* ended jobs kept this long */
+	uint64_t max_state;		/* bytes of all jobs' files */
+	uint64_t max_job;		/* bytes of one job's stream */
 };
 
 /* Loads the records under state_dir/jobs; a job the last server left
@@ -63,6 +69,11 @@ int jobs_result_dir(const char *id, char *dir, size_t dirlen,
 
 /* The main thread: a launcher message arrived. */
 void jobs_on_launcher(const struct launch_msg *m);
+
+/* The main thread, hourly and after each job's end: deletes the ended
+ * jobs older than --retain-jobs, then the oldest ended ones while all jobs'
+ * files take more than --max-state-size. */
+void jobs_sweep(void);
 
 /* Counts of active jobs, for capabilities and the load test. */
 unsigned jobs_active(void);

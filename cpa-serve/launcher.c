@@ -25,6 +25,7 @@
 #include <linux/capability.h>
 
 #include "buf.h"
+#include "child.h"
 #include "launcher.h"
 #include "log.h"
 
@@ -43,11 +44,14 @@ struct running {
 	char id[JOB_ID_LEN + 1];
 	pid_t pid[2];		/* capture, unwind; 0 once reaped */
 	int status[2];
+	int64_t stop_at, kill_at;	/* cpa_mono_ms deadlines */
+	bool timed_out;
 };
 
 static struct running *jobs;
 static size_t n_jobs, cap_jobs;
 static const char *capture_path, *unwind_path;
+static uint64_t max_stream;
 
 int launcher_send(int sock, const struct launch_msg *m, int out_fd,
 		  int log_fd)
@@ -137,21 +141,23 @@ static void limit_caps(const int *keep)
 	}
 }
 
-static void exec_stage(const char *path, char **argv, int in, int out,
-		       int err, const int *caps, pid_t pgid)
+/* In the child, before exec (system calls only): the stage's bounding
+ * set. */
+static void stage_caps(void *arg)
 {
-	sigset_t none;
+	limit_caps(arg);
+}
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	setpgid(0, pgid);
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-		_exit(127);
-	limit_caps(caps);
-	execv(path, argv);
-	dprintf(2, "cpa-serve: %s: %s\n", path, strerror(errno));
-	_exit(127);
+static pid_t start_stage(const char *path, char **argv, int in, int out,
+			 int err, const int *caps, pid_t pgid,
+			 const struct cpa_limits *lim)
+{
+	struct cpa_spawn s = { .path = path, .argv = argv,
+			       .fd = { in, out, err }, .pgid = pgid,
+			       .limits = lim, .in_child = stage_caps,
+			       .arg = (void *)caps };
+
+	return cpa_spawn(&s);
 }
 
 static int start_job(const struct launch_msg *m, int out_fd, int log_fd)
@@ -194,16 +200,22 @@ static int start_job(const struct launch_msg *m, int out_fd, int log_fd)
 			close(devnull);
 		return -1;
 	}
-	cap_pid = fork();
-	if (cap_pid == 0)
-		exec_stage(capture_path, cargv, devnull, p[1], log_fd,
-			   capture_caps, 0);
+	/* a stage's CPU time is bounded by what its duration can take
+	 * (unwind has a loader thread beside its sample thread), its heap
+	 * by what its caches are allowed many times over, the stream by
+	 * --max-job-size */
+	struct cpa_limits cap_lim = {
+		.data = 512u << 20, .cpu_s = s->duration_s + LAUNCH_GRACE_S,
+	}, unw_lim = {
+		.data = 1u << 30, .cpu_s = 2 * s->duration_s + LAUNCH_GRACE_S,
+		.fsize = max_stream,
+	};
+
+	cap_pid = start_stage(capture_path, cargv, devnull, p[1], log_fd,
+			      capture_caps, 0, &cap_lim);
 	if (cap_pid > 0) {
-		setpgid(cap_pid, cap_pid);
-		unw_pid = fork();
-		if (unw_pid == 0)
-			exec_stage(unwind_path, uargv, p[0], out_fd, log_fd,
-				   unwind_caps, cap_pid);
+		unw_pid = start_stage(unwind_path, uargv, p[0], out_fd, log_fd,
+				      unwind_caps, cap_pid, &unw_lim);
 		if (unw_pid < 0)
 			kill(cap_pid, SIGKILL);
 	} else {
@@ -220,6 +232,9 @@ static int start_job(const struct launch_msg *m, int out_fd, int log_fd)
 	memcpy(r->id, m->id, sizeof(r->id));
 	r->pid[0] = cap_pid;
 	r->pid[1] = unw_pid;
+	r->stop_at = cpa_mono_ms() +
+		     ((int64_t)s->duration_s + LAUNCH_GRACE_S) * 1000;
+	r->kill_at = r->stop_at + LAUNCH_KILL_S * 1000;
 	return 0;
 }
 
@@ -240,6 +255,7 @@ static void report_end(int sock, struct running *r)
 	memcpy(m.id, r->id, sizeof(m.id));
 	m.status[0] = r->status[0];
 	m.status[1] = r->status[1];
+	m.timed_out = r->timed_out;
 	launcher_send(sock, &m, -1, -1);
 	*r = jobs[--n_jobs];
 }
@@ -297,6 +313,37 @@ static void stop_all(void)
 				kill(jobs[i].pid[k], SIGKILL);
 }
 
+/* A job past its duration and grace is stopped as a stop request
+ * would, and killed if that does not end it. Returns the poll timeout
+ * to the next deadline. */
+static int enforce_deadlines(void)
+{
+	int64_t now = cpa_mono_ms(), next = -1;
+
+	for (size_t i = 0; i < n_jobs; i++) {
+		struct running *r = &jobs[i];
+		int64_t at;
+
+		if (r->pid[0] && now >= r->stop_at && !r->timed_out) {
+			kill(r->pid[0], SIGINT);
+			r->timed_out = true;
+		}
+		if (now >= r->kill_at && (r->pid[0] || r->pid[1])) {
+			kill(-(r->pid[0] ? r->pid[0] : r->pid[1]), SIGKILL);
+			for (int k = 0; k < 2; k++)
+				if (r->pid[k])
+					kill(r->pid[k], SIGKILL);
+			r->kill_at = now + 1000;
+		}
+		at = r->timed_out ? r->kill_at : r->stop_at;
+		if (next < 0 || at < next)
+			next = at;
+	}
+	if (next < 0)
+		return -1;
+	return next - now > 60000 ? 60000 : (int)(next - now);
+}
+
 static void launcher_loop(int sock)
 {
 	sigset_t set;
@@ -315,7 +362,7 @@ static void launcher_loop(int sock)
 		struct pollfd pf[2] = { { sock, POLLIN, 0 },
 					{ sfd, POLLIN, 0 } };
 
-		if (poll(pf, 2, -1) < 0) {
+		if (poll(pf, 2, enforce_deadlines()) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -356,7 +403,8 @@ static void launcher_loop(int sock)
 	stop_all();
 }
 
-int launcher_start(const char *capture, const char *unwind)
+int launcher_start(const char *capture, const char *unwind,
+		   uint64_t max_stream_bytes)
 {
 	int sv[2];
 	pid_t parent = getpid(), pid;
@@ -378,6 +426,7 @@ int launcher_start(const char *capture, const char *unwind)
 		prctl(PR_SET_NAME, "cpa-serve-jobs");
 		capture_path = capture;
 		unwind_path = unwind;
+		max_stream = max_stream_bytes;
 		launcher_loop(sv[1]);
 		free(jobs);
 		_exit(0);

@@ -25,11 +25,19 @@ struct launch_msg {
 	char id[JOB_ID_LEN + 1];
 	struct job_spec spec;
 	int32_t status[2];	/* ENDED: wait statuses of capture, unwind */
+	int32_t timed_out;	/* ENDED: it ran past its duration's grace */
 };
 
+/* A job runs at most its duration and this; then it is stopped, and
+ * killed LAUNCH_KILL_S later. */
+#define LAUNCH_GRACE_S 60
+#define LAUNCH_KILL_S 10
+
 /* Forks the launcher; returns the server's end of its socket, or -1.
- * capture and unwind are the tools' paths. */
-int launcher_start(const char *capture, const char *unwind);
+ * capture and unwind are the tools' paths; max_stream bounds the bytes
+ * cpa-unwind may write of a job's stream (0: no bound). */
+int launcher_start(const char *capture, const char *unwind,
+		   uint64_t max_stream);
 
 /* Sends a message, with fds[2] when out_fd >= 0. 0 or -1. */
 int launcher_send(int sock, const struct launch_msg *m, int out_fd,

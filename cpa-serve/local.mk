@@ -10,6 +10,8 @@ endif
 cpa_serve_libserve_a_SOURCES = \
 	cpa-serve/opts.c cpa-serve/opts.h \
 	cpa-serve/http.c cpa-serve/http.h \
+	cpa-serve/gate.c cpa-serve/gate.h \
+	cpa-serve/offload.c cpa-serve/offload.h \
 	cpa-serve/auth.c cpa-serve/auth.h \
 	cpa-serve/spec.c cpa-serve/spec.h \
 	cpa-serve/jobs.c cpa-serve/jobs.h \
@@ -38,7 +40,8 @@ dist_man1_MANS += docs/man/cpa-serve.1
 # restart tests (serve-restart: the server killed and started again) are
 # in check-long: they would not fit make check's budget.
 TESTS += tests/bats/serve.bats tests/bats/serve-errors.bats \
-	tests/bats/serve-history.bats tests/bats/serve-api.bats
+	tests/bats/serve-history.bats tests/bats/serve-api.bats \
+	tests/bats/serve-hostile.bats
 dist_check_DATA += tests/bats/serve_helper.bash tests/bats/serve_load.bash
 EXTRA_DIST += tests/bats/serve-load-long.bats tests/bats/serve-restart.bats
 EXTRA_DIST += docs/api.md
@@ -53,3 +56,7 @@ FUZZ_TOOL_serve_spec = serve
 FUZZ_CFLAGS_serve = -I$(srcdir)/cpa-serve $(JSONC_CFLAGS) $(MHD_CFLAGS)
 FUZZ_LIBS_serve = $(JSONC_LIBS) $(MHD_LIBS)
 EXTRA_DIST += tests/fuzz/serve_spec_fuzz.c
+
+# The slowloris client of serve-hostile.bats (loopback only).
+check_PROGRAMS += tests/tools/slowloris
+tests_tools_slowloris_SOURCES = tests/tools/slowloris.c

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,6 +55,23 @@ static char *read_pem(const char *path)
 	return (char *)b.p;
 }
 
+/* Every connection is a descriptor: the soft limit (often 1024) must
+ * not be what refuses clients before --max-connections does. */
+static void raise_fd_limit(unsigned connections)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur < rl.rlim_max)
+		rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < connections + 256)
+		cpa_warn("%llu open files at most: fewer connections than "
+			 "--max-connections %u will be served",
+			 (unsigned long long)rl.rlim_cur, connections);
+}
+
 /* The state directory belongs to the user the server becomes. */
 static void own_state_dir(const char *dir, const char *user)
 {
@@ -81,6 +99,7 @@ int main(int argc, char **argv)
 
 	cpa_options_init(argv[0]);
 	serve_parse_options(argc, argv, &o);
+	raise_fd_limit(o.max_connections);
 	if (auth_load(o.token_file, err, sizeof(err)))
 		cpa_die("%s", err);
 
@@ -89,6 +108,11 @@ int main(int argc, char **argv)
 	hc.store_dir = o.store_dir;
 	hc.max_body = o.max_body;
 	hc.threads = o.threads;
+	hc.workers = 2;
+	hc.max_connections = o.max_connections;
+	hc.max_per_addr = o.max_per_addr;
+	hc.header_timeout_ms = o.header_timeout_s * 1000;
+	hc.child_limits = o.limits.child;
 	if (o.tls_cert) {
 		hc.tls_cert = read_pem(o.tls_cert);
 		hc.tls_key = read_pem(o.tls_key);
@@ -108,7 +132,8 @@ int main(int argc, char **argv)
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0)
 		cpa_die("signalfd: %s", strerror(errno));
-	sock = launcher_start(run_tool("cpa-capture"), run_tool("cpa-unwind"));
+	sock = launcher_start(run_tool("cpa-capture"), run_tool("cpa-unwind"),
+			      o.limits.max_job);
 	if (sock < 0)
 		cpa_die("cannot start the job launcher: %s", strerror(errno));
 	own_state_dir(o.state_dir, o.user);
@@ -116,6 +141,7 @@ int main(int argc, char **argv)
 		cpa_die("%s", err);
 	if (jobs_init(o.state_dir, sock, &o.limits, err, sizeof(err)))
 		cpa_die("%s", err);
+	jobs_sweep();
 	if (http_start(&hc, &port, err, sizeof(err)))
 		cpa_die("%s", err);
 	cpa_err("serving on %s (port %u)%s", o.listen, port,
@@ -126,7 +152,13 @@ int main(int argc, char **argv)
 		struct launch_msg m;
 		int rc;
 
-		if (poll(pf, 2, -1) < 0) {
+		/* retention is swept hourly, and after each job's end */
+		rc = poll(pf, 2, 3600 * 1000);
+		if (rc == 0) {
+			jobs_sweep();
+			continue;
+		}
+		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
 			cpa_err("poll: %s", strerror(errno));
@@ -148,6 +180,7 @@ int main(int argc, char **argv)
 				break;
 			}
 			jobs_on_launcher(&m);
+			jobs_sweep();
 		}
 	}
 	http_stop();

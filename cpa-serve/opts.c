@@ -13,7 +13,9 @@
 enum {
 	OPT_LISTEN = 0x100, OPT_TOKEN_FILE, OPT_STATE_DIR, OPT_MAX_JOBS,
 	OPT_MAX_JOBS_PER_TARGET, OPT_MAX_BODY, OPT_TLS_CERT, OPT_TLS_KEY,
-	OPT_USER, OPT_THREADS,
+	OPT_USER, OPT_THREADS, OPT_CHILD_MEMORY, OPT_CHILD_CPU, OPT_CHILD_TIME,
+	OPT_HEADER_TIMEOUT, OPT_MAX_CONNECTIONS, OPT_MAX_PER_ADDRESS,
+	OPT_RETAIN, OPT_MAX_STATE_SIZE, OPT_MAX_JOB_SIZE,
 };
 
 static const char doc[] =
@@ -39,6 +41,19 @@ static const struct argp_option options[] = {
 	  "(default 4)", 1 },
 	{ "max-body", OPT_MAX_BODY, "BYTES", 0, "Largest request body "
 	  "(default 64K)", 1 },
+	{ "header-timeout", OPT_HEADER_TIMEOUT, "SECONDS", 0, "Time from a "
+	  "connection's accept to its request header's end, whatever bytes "
+	  "come meanwhile (default 10)", 1 },
+	{ "max-connections", OPT_MAX_CONNECTIONS, "N", 0, "Connections at "
+	  "once (default 1024)", 1 },
+	{ "max-per-address", OPT_MAX_PER_ADDRESS, "N", 0, "Connections at "
+	  "once from one address, an IPv6 /64 being one (default 64)", 1 },
+	{ "child-memory", OPT_CHILD_MEMORY, "SIZE", 0, "Address space of "
+	  "each cpa-query or cpa-render a request starts (default 1G)", 1 },
+	{ "child-cpu", OPT_CHILD_CPU, "SECONDS", 0, "CPU time of each "
+	  "(default 60)", 1 },
+	{ "child-time", OPT_CHILD_TIME, "SECONDS", 0, "Wall time of each "
+	  "(default 60)", 1 },
 	{ NULL, 0, NULL, 0, "Jobs and history:", 2 },
 	{ "state-dir", OPT_STATE_DIR, "DIR", 0, "Job records and results "
 	  "(default /var/lib/cpa-serve)", 2 },
@@ -49,6 +64,13 @@ static const struct argp_option options[] = {
 	{ "max-jobs-per-target", OPT_MAX_JOBS_PER_TARGET, "N", 0, "Active "
 	  "jobs on one target (the host, a pid, a container) at most "
 	  "(default 1)", 2 },
+	{ "retain-jobs", OPT_RETAIN, "DURATION", 0, "Ended jobs and their "
+	  "results are deleted this long after their end (default 30d)", 2 },
+	{ "max-state-size", OPT_MAX_STATE_SIZE, "SIZE", 0, "Bytes of all "
+	  "jobs' records and results; past it the oldest ended jobs go "
+	  "first (default 2G)", 2 },
+	{ "max-job-size", OPT_MAX_JOB_SIZE, "SIZE", 0, "Bytes of one job's "
+	  "stream; a job that reaches it fails (default 256M)", 2 },
 	{ "user", OPT_USER, "NAME", 0, "Started as root, serve as this user "
 	  "(default: cpa when it exists, else uid 0 with no capability)", 2 },
 	{ "verbose", 'v', NULL, 0, "Say more on stderr", 3 },
@@ -98,6 +120,48 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_USER:
 		o->user = arg;
 		break;
+	case OPT_HEADER_TIMEOUT:
+		o->header_timeout_s = (unsigned)cpa_opt_uint("--header-timeout",
+							     arg, 1, 600);
+		break;
+	case OPT_MAX_CONNECTIONS:
+		o->max_connections = (unsigned)cpa_opt_uint(
+			"--max-connections", arg, 16, 100000);
+		break;
+	case OPT_MAX_PER_ADDRESS:
+		o->max_per_addr = (unsigned)cpa_opt_uint("--max-per-address",
+							 arg, 1, 100000);
+		break;
+	case OPT_CHILD_MEMORY:
+		o->limits.child.mem = cpa_opt_size("--child-memory", arg);
+		if (o->limits.child.mem < (16u << 20))
+			cpa_die_usage("invalid --child-memory '%s': expected "
+				      "16M or more", arg);
+		break;
+	case OPT_CHILD_CPU:
+		o->limits.child.cpu_s = cpa_opt_uint("--child-cpu", arg, 1,
+						     86400);
+		break;
+	case OPT_CHILD_TIME:
+		o->limits.child.wall_ms = 1000 * cpa_opt_uint("--child-time",
+							      arg, 1, 86400);
+		break;
+	case OPT_RETAIN:
+		o->limits.retain_s = cpa_opt_duration_ns("--retain-jobs", arg) /
+				     1000000000u;
+		if (!o->limits.retain_s)
+			cpa_die_usage("invalid --retain-jobs '%s': expected 1s or "
+				      "more", arg);
+		break;
+	case OPT_MAX_STATE_SIZE:
+		o->limits.max_state = cpa_opt_size("--max-state-size", arg);
+		break;
+	case OPT_MAX_JOB_SIZE:
+		o->limits.max_job = cpa_opt_size("--max-job-size", arg);
+		if (o->limits.max_job < 65536)
+			cpa_die_usage("invalid --max-job-size '%s': expected "
+				      "64K or more", arg);
+		break;
 	case 'v':
 		cpa_set_verbose(true);
 		break;
@@ -127,6 +191,15 @@ void serve_parse_options(int argc, char **argv, struct serve_opts *o)
 	o->limits.max_jobs_per_target = 1;
 	o->max_body = 65536;
 	o->threads = 4;
+	o->header_timeout_s = 10;
+	o->max_connections = 1024;
+	o->max_per_addr = 64;
+	o->limits.child.mem = 1u << 30;
+	o->limits.child.cpu_s = 60;
+	o->limits.child.wall_ms = 60000;
+	o->limits.retain_s = 30 * 86400;
+	o->limits.max_state = 2ull << 30;
+	o->limits.max_job = 256u << 20;
 	argp_parse(&argp, argc, argv, 0, NULL, o);
 	if (!o->user && geteuid() == 0 && getpwnam("cpa"))
 		o->user = "cpa";

@@ -35,7 +35,8 @@ const struct result_format *results_format(const char *endpoint)
 	return NULL;
 }
 
-int results_render(const char *dir, char *err, size_t errlen)
+int results_render(const char *dir, const struct cpa_limits *lim, char *err,
+		   size_t errlen)
 {
 	char stream[4300], out[4300], tmp[4400], fmt[64], o[4500];
 
@@ -50,7 +51,7 @@ int results_render(const char *dir, char *err, size_t errlen)
 		snprintf(tmp, sizeof(tmp), "%s.tmp", out);
 		snprintf(fmt, sizeof(fmt), "--format=%s", f->render);
 		snprintf(o, sizeof(o), "--output=%s", tmp);
-		if (run_pipeline(argv, NULL, -1, 4096, &r) < 0) {
+		if (run_pipeline(argv, NULL, -1, 4096, lim, &r) < 0) {
 			/* a capture that saw nothing is a result too */
 			bool empty = i == 0 && strstr(r.err, "no samples");
 

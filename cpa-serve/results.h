@@ -10,6 +10,8 @@
 
 #include <json-c/json.h>
 
+#include "child.h"
+
 struct result_format {
 	const char *endpoint;	/* /v1/profiling/ID/ENDPOINT */
 	const char *render;	/* cpa-render --format */
@@ -25,9 +27,11 @@ extern const size_t n_result_formats;
 
 const struct result_format *results_format(const char *endpoint);
 
-/* Renders every format from the job's stream: 0, 1 when it holds no
- * sample (err says so), -1 with err on failure. */
-int results_render(const char *dir, char *err, size_t errlen);
+/* Renders every format from the job's stream, each cpa-render under
+ * lim: 0, 1 when it holds no sample (err says so), -1 with err on
+ * failure. */
+int results_render(const char *dir, const struct cpa_limits *lim, char *err,
+		   size_t errlen);
 
 /* Lines offset .. offset+limit of the folded result as a JSON object
  * {total, offset, limit, lines}; NULL with err when unreadable. */

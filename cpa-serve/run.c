@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Child processes of the server. HTTP threads start them, so they are
- * spawned with posix_spawn (nothing runs between fork and exec in the
- * threaded parent) and waited for by pid, never by wait(-1), which would
- * take the launcher's or another thread's child.
+ * Child processes of the server. Threads start them, so they are
+ * spawned by lib's cpa_spawn (system calls only between fork and exec),
+ * each pipeline in one process group under the caller's bounds, and
+ * waited for by pid, never by wait(-1), which would take the launcher's
+ * or another thread's child.
  */
 #include <config.h>
 
@@ -12,7 +13,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
-#include <spawn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,6 @@
 
 #include "log.h"
 #include "run.h"
-
-extern char **environ;
 
 #define N_TOOLS 4
 static struct {
@@ -89,20 +88,6 @@ const char *run_tool(const char *name)
 	return found;
 }
 
-static int spawn(pid_t *pid, char *const *argv, int in, int out, int err)
-{
-	posix_spawn_file_actions_t fa;
-	int rc;
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in, 0);
-	posix_spawn_file_actions_adddup2(&fa, out, 1);
-	posix_spawn_file_actions_adddup2(&fa, err, 2);
-	rc = posix_spawn(pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	return rc;
-}
-
 /* Keeps the last non-empty line of what the stages said. */
 static void keep_last_line(struct run_result *r, const char *p, size_t n,
 			   char *line, size_t *line_len)
@@ -120,19 +105,31 @@ static void keep_last_line(struct run_result *r, const char *p, size_t n,
 	}
 }
 
-int run_pipeline(char *const *argv1, char *const *argv2, int out_fd,
-		 size_t max, struct run_result *r)
+static pid_t start(char *const *argv, int in, int out, int err,
+		   pid_t pgid, const struct cpa_limits *lim)
 {
-	int null_fd, opipe[2] = { -1, -1 }, epipe[2], mid[2] = { -1, -1 };
+	struct cpa_spawn s = { .path = argv[0], .argv = argv,
+			       .fd = { in, out, err }, .pgid = pgid,
+			       .limits = lim };
+
+	return cpa_spawn(&s);
+}
+
+int run_pipeline(char *const *argv1, char *const *argv2, int out_fd,
+		 size_t max, const struct cpa_limits *lim,
+		 struct run_result *r)
+{
+	int opipe[2] = { -1, -1 }, epipe[2], mid[2] = { -1, -1 };
 	pid_t pid[2] = { -1, -1 };
 	char line[sizeof(r->err)];
 	size_t line_len = 0;
-	bool over = false;
+	int64_t deadline = lim && lim->wall_ms
+		? cpa_mono_ms() + (int64_t)lim->wall_ms : -1;
+	bool killed = false;
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
-	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (null_fd < 0 || pipe2(epipe, O_CLOEXEC) ||
+	if (pipe2(epipe, O_CLOEXEC) ||
 	    (out_fd < 0 && pipe2(opipe, O_CLOEXEC)) ||
 	    (argv2 && pipe2(mid, O_CLOEXEC))) {
 		snprintf(r->err, sizeof(r->err), "pipe: %s", strerror(errno));
@@ -140,11 +137,15 @@ int run_pipeline(char *const *argv1, char *const *argv2, int out_fd,
 	}
 	int last_out = out_fd >= 0 ? out_fd : opipe[1];
 
-	rc = spawn(&pid[0], argv1, null_fd, argv2 ? mid[1] : last_out,
-		   epipe[1]);
-	if (!rc && argv2)
-		rc = spawn(&pid[1], argv2, mid[0], last_out, epipe[1]);
-	close(null_fd);
+	pid[0] = start(argv1, -1, argv2 ? mid[1] : last_out, epipe[1], 0,
+		       lim);
+	if (pid[0] > 0 && argv2)
+		pid[1] = start(argv2, mid[0], last_out, epipe[1], pid[0], lim);
+	if (pid[0] < 0 || (argv2 && pid[1] < 0)) {
+		rc = errno;
+		snprintf(r->err, sizeof(r->err), "%s: %s",
+			 pid[0] < 0 ? argv1[0] : argv2[0], strerror(rc));
+	}
 	close(epipe[1]);
 	if (argv2) {
 		close(mid[0]);
@@ -152,29 +153,40 @@ int run_pipeline(char *const *argv1, char *const *argv2, int out_fd,
 	}
 	if (opipe[1] >= 0)
 		close(opipe[1]);
-	if (rc)
-		snprintf(r->err, sizeof(r->err), "%s: %s",
-			 pid[0] < 0 ? argv1[0] : argv2[0], strerror(rc));
 
 	for (bool eof_out = opipe[0] < 0, eof_err = false; !eof_out || !eof_err;) {
 		struct pollfd pf[2] = { { eof_out ? -1 : opipe[0], POLLIN, 0 },
 					{ eof_err ? -1 : epipe[0], POLLIN, 0 } };
+		int64_t left = deadline < 0 ? -1 : deadline - cpa_mono_ms();
 		char buf[65536];
 		ssize_t n;
 
-		if (poll(pf, 2, -1) < 0) {
+		if (deadline >= 0 && left <= 0 && !killed) {
+			/* past its time: the group goes, and with it the
+			 * pipes' writers */
+			if (pid[0] > 0)
+				kill(-pid[0], SIGKILL);
+			killed = true;
+			r->hit = CPA_LIMIT_WALL;
+			deadline = -1;
+			continue;
+		}
+		if (poll(pf, 2, left > INT_MAX ? INT_MAX : (int)left) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (pf[0].revents) {
 			n = read(opipe[0], buf, sizeof(buf));
-			if (n <= 0)
+			if (n <= 0) {
 				eof_out = true;
-			else if (r->out.len + (size_t)n > max)
-				over = true;
-			else
+			} else if (r->out.len + (size_t)n > max) {
+				if (!r->over && pid[0] > 0)
+					kill(-pid[0], SIGKILL);
+				r->over = true;
+			} else {
 				cpa_buf_add(&r->out, buf, (size_t)n);
+			}
 		}
 		if (pf[1].revents) {
 			n = read(epipe[0], buf, sizeof(buf));
@@ -193,16 +205,30 @@ int run_pipeline(char *const *argv1, char *const *argv2, int out_fd,
 		close(opipe[0]);
 	close(epipe[0]);
 	for (int i = 0; i < 2; i++) {
+		bool k = false;
+
 		r->status[i] = 0;
-		if (pid[i] > 0) {
-			while (waitpid(pid[i], &r->status[i], 0) < 0 &&
-			       errno == EINTR)
-				;
-			if (r->status[i] && !rc)
-				rc = -1;
-		}
+		if (pid[i] <= 0)
+			continue;
+		/* a stage that closed its pipes may still run: the same
+		 * deadline holds */
+		if (cpa_wait_until(pid[i], deadline, &r->status[i], &k) == 0 &&
+		    k)
+			r->hit = CPA_LIMIT_WALL;
+		if (r->status[i] && !rc)
+			rc = -1;
+		if (!r->hit)
+			r->hit = cpa_limit_of(r->status[i], lim, r->err);
 	}
-	if (over) {
+	if (r->hit) {
+		char why[sizeof(r->err)];
+
+		snprintf(why, sizeof(why), "%s", r->err);
+		snprintf(r->err, sizeof(r->err), "%s past its %s limit%s%.400s",
+			 argv1[0], cpa_limit_name(r->hit), why[0] ? ": " : "",
+			 why);
+		rc = -1;
+	} else if (r->over) {
 		snprintf(r->err, sizeof(r->err), "output over %zu bytes", max);
 		rc = -1;
 	}

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Job records on disk. A record is written to a temporary file, synced,
- * renamed over the old one and the directory synced, so a crash leaves
- * the old record or the new one, never half of either.
+ * Job records on disk. A save writes the spare in place, syncs it and
+ * exchanges it with the record, then syncs the directory: a crash leaves
+ * the old record or the new one, never half of either, and the old one
+ * becomes the next save's spare. The spare is RECORD_SIZE bytes of real
+ * data (not fallocated, which would leave extents to convert on a full
+ * disk), and a record is padded with spaces to that size, which JSON
+ * allows after the object.
  */
 #include <config.h>
 
@@ -19,6 +23,10 @@
 #include "io.h"
 #include "log.h"
 #include "state.h"
+
+#define RECORD_SIZE 8192
+#define RECORD "job.json"
+#define SPARE "job.json.spare"
 
 static char jobs_dir[4096];
 
@@ -46,14 +54,124 @@ void state_job_dir(const char *id, char *out, size_t outlen)
 	snprintf(out, outlen, "%s/%s", jobs_dir, id);
 }
 
-int state_make_job_dir(const char *id, char *err, size_t errlen)
+static void sync_dir(const char *dir)
 {
-	char dir[4200];
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	state_job_dir(id, dir, sizeof(dir));
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+}
+
+/* Writes all of text (padded with spaces to RECORD_SIZE when pad) at
+ * offset 0 of fd, and syncs it. */
+static int write_record(int fd, const char *text, bool pad)
+{
+	static const char spaces[512] = { [0 ... 511] = ' ' };
+	size_t len = strlen(text), off = len;
+	int rc;
+
+	if (pad && len >= RECORD_SIZE) {
+		errno = EFBIG;
+		return -1;
+	}
+	rc = cpa_pwrite_full(fd, text, len, 0);
+	while (!rc && pad && off < RECORD_SIZE) {
+		size_t k = RECORD_SIZE - off < sizeof(spaces)
+			   ? RECORD_SIZE - off : sizeof(spaces);
+
+		rc = cpa_pwrite_full(fd, spaces, k, off);
+		off += k;
+	}
+	if (rc) {
+		errno = -rc;
+		return -1;
+	}
+	return fdatasync(fd);
+}
+
+static const char *record_text(const struct job *j, json_object **o)
+{
+	*o = state_job_json(j);
+	return json_object_to_json_string_ext(*o, JSON_C_TO_STRING_PRETTY |
+					      JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+int state_create(const struct job *j, char *err, size_t errlen)
+{
+	char dir[4200], path[4300];
+	json_object *o;
+	int fd = -1, e;
+
+	state_job_dir(j->id, dir, sizeof(dir));
 	if (mkdir(dir, 0750))
 		return cpa_fail_errno(err, errlen, errno, "%s", dir);
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, k ? RECORD : SPARE);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+		if (fd < 0 || write_record(fd, k ? record_text(j, &o) : "{}",
+					   true))
+			goto fail;
+		if (k)
+			json_object_put(o);
+		close(fd);
+	}
+	sync_dir(dir);
+	sync_dir(jobs_dir);
 	return 0;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	state_remove(j->id);
+	return cpa_fail_errno(err, errlen, e, "%s", path);
+}
+
+void state_remove(const char *id)
+{
+	char dir[4200], path[4600];
+	struct dirent *e;
+	DIR *d;
+
+	if (!state_job_id_valid(id))
+		return;
+	state_job_dir(id, dir, sizeof(dir));
+	d = opendir(dir);
+	if (d) {
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				snprintf(path, sizeof(path), "%s/%s", dir,
+					 e->d_name);
+				unlink(path);
+			}
+		closedir(d);
+	}
+	if (rmdir(dir) && errno != ENOENT)
+		cpa_warn("%s: %s", dir, strerror(errno));
+	sync_dir(jobs_dir);
+}
+
+uint64_t state_job_bytes(const char *id)
+{
+	char dir[4200];
+	struct dirent *e;
+	struct stat st;
+	uint64_t n = 0;
+	int dfd;
+	DIR *d;
+
+	state_job_dir(id, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	dfd = dirfd(d);
+	while ((e = readdir(d)))
+		if (!fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISREG(st.st_mode))
+			n += (uint64_t)st.st_blocks * 512;
+	closedir(d);
+	return n;
 }
 
 static void put_time(json_object *o, const char *key, int64_t t)
@@ -111,7 +229,7 @@ int state_write_atomic(const char *path, const void *data, size_t len,
 		       char *err, size_t errlen)
 {
 	char tmp[4300], dir[4300], *slash;
-	int fd, dfd, rc;
+	int fd, rc;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
@@ -133,25 +251,39 @@ int state_write_atomic(const char *path, const void *data, size_t len,
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
-	dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
+	sync_dir(slash ? dir : ".");
 	return 0;
 }
 
 int state_save(const struct job *j, char *err, size_t errlen)
 {
-	json_object *o = state_job_json(j);
-	char path[4300];
-	const char *text;
-	int rc;
+	char dir[4200], rec[4300], spare[4300];
+	json_object *o;
+	const char *text = record_text(j, &o);
+	int fd, rc = 0;
 
-	snprintf(path, sizeof(path), "%s/%s/job.json", jobs_dir, j->id);
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						 JSON_C_TO_STRING_NOSLASHESCAPE);
-	rc = state_write_atomic(path, text, strlen(text), err, errlen);
+	state_job_dir(j->id, dir, sizeof(dir));
+	snprintf(rec, sizeof(rec), "%s/%s", dir, RECORD);
+	snprintf(spare, sizeof(spare), "%s/%s", dir, SPARE);
+	fd = open(spare, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		/* a record of an older server has no spare: replaced the
+		 * plain way, and given one for next time */
+		rc = state_write_atomic(rec, text, strlen(text), err, errlen);
+		fd = open(spare, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+		if (fd >= 0 && write_record(fd, "{}", true))
+			unlink(spare);
+		if (fd >= 0)
+			close(fd);
+		json_object_put(o);
+		return rc;
+	}
+	if (write_record(fd, text, true) ||
+	    renameat2(AT_FDCWD, spare, AT_FDCWD, rec, RENAME_EXCHANGE))
+		rc = cpa_fail_errno(err, errlen, errno, "%s", rec);
+	close(fd);
+	if (!rc)
+		sync_dir(dir);
 	json_object_put(o);
 	return rc;
 }
@@ -275,7 +407,7 @@ void state_load(void (*fn)(struct job *j, void *arg), void *arg)
 
 		if (!state_job_id_valid(e->d_name))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/job.json", jobs_dir,
+		snprintf(path, sizeof(path), "%s/%s/" RECORD, jobs_dir,
 			 e->d_name);
 		o = json_object_from_file(path);
 		if (!o || read_record(o, e->d_name, &j)) {

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Durable job records: STATE_DIR/jobs/ID/job.json, replaced atomically
- * (written beside, synced, renamed), next to the job's stream and
- * results, so a restarted server finds every job as it last was.
+ * Durable job records: STATE_DIR/jobs/ID/job.json, next to the job's
+ * stream and results, so a restarted server finds every job as it last
+ * was. A record is replaced atomically, and without needing a byte of
+ * free space: each job keeps a spare of the record's full size, written
+ * when the job was made; a save overwrites the spare in place and swaps
+ * the two names (renameat2 RENAME_EXCHANGE), so a full disk cannot keep
+ * a job's end from being recorded.
  */
 #ifndef CPA_SERVE_STATE_H
 #define CPA_SERVE_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <json-c/json.h>
 
@@ -23,7 +28,14 @@ bool state_job_id_valid(const char *s);
 
 /* STATE_DIR/jobs/ID */
 void state_job_dir(const char *id, char *out, size_t outlen);
-int state_make_job_dir(const char *id, char *err, size_t errlen);
+
+/* Makes the job's directory, its first record and the record's spare:
+ * all of them, or (-1 with err) none. */
+int state_create(const struct job *j, char *err, size_t errlen);
+/* Deletes the job's directory and all in it. */
+void state_remove(const char *id);
+/* Bytes the job's files take on disk. */
+uint64_t state_job_bytes(const char *id);
 
 /* The record as the API shows it. */
 json_object *state_job_json(const struct job *j);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # Job records outlive cpa-serve: killed outright mid-job and started again
 # on the same state directory, it still lists the finished job with its
-# result, and marks the job it was running as lost; the lost job's
-# capture does not outlive the server either.
+# result, and marks the job it was running as lost, keeping the windows
+# its capture wrote until then; the lost job's capture does not outlive
+# the server either.
 load helper
 load serve_helper
 
@@ -54,8 +55,10 @@ no_capture_of() {	# no_capture_of PID: none runs any more
 	[ "$(api GET "/v1/profiling/$lost_id")" = 200 ]
 	[ "$(jqb -r .status)" = failed ]
 	[ "$(jqb -r .reason)" = operation_lost ]
-	[ "$(jqb -r .message)" = "cpa-serve restarted while the job was running" ]
-	[ "$(api GET "/v1/profiling/$lost_id/raw")" = 404 ]
+	[ "$(jqb -r .message)" = "cpa-serve restarted while the job was running; the windows captured until then are kept" ]
+	[ "$(api GET "/v1/profiling/$lost_id/raw?limit=100000")" = 200 ]
+	body | jq -r '.lines[]' >"$T/lost.folded"
+	grep -qE '^chain_fp;(.*;)?main;run;level_a;level_b;hot_leaf [0-9]+$' "$T/lost.folded"
 	# the lost job no longer counts against the quota
 	again=$(new_job "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"pid\",\"pid\":$WL_PID,\"duration_seconds\":1}")
 	wait_job "$again" completed

@@ -46,8 +46,8 @@ setup_file() {
 	cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	echo "$cid" >"$F/cid"
 	if [ -n "$root" ]; then
-		mkdir "$root/cpa-serve-test-docker-$cid.scope"
-		echo "$root/cpa-serve-test-docker-$cid.scope" >"$F/cg"
+		mkdir "$root/docker-$cid.scope"
+		echo "$root/docker-$cid.scope" >"$F/cg"
 		sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --seconds 30' sh \
 			"$(cat "$F/cg")" "$WL/chain_nofp" >"$F/cont.out" 2>&1 3>&- &
 		echo $! >>"$F/bg.pids"

@@ -30,6 +30,20 @@ serve_start() {
 	export SERVE_PID SERVE_URL TOKEN SERVE_DIR
 }
 
+# serve_aside: a test starts a server of its own; serve_back stops it
+# and goes back to the file's (call it from teardown too).
+serve_aside() {
+	ASIDE_URL=$SERVE_URL ASIDE_PID=$SERVE_PID ASIDE_DIR=$SERVE_DIR
+	SERVE_PID=""
+}
+serve_back() {
+	[ -n "${ASIDE_DIR:-}" ] || return 0
+	serve_stop
+	SERVE_URL=$ASIDE_URL SERVE_PID=$ASIDE_PID SERVE_DIR=$ASIDE_DIR
+	TOKEN=$(cat "$SERVE_DIR/token")
+	ASIDE_DIR=""
+}
+
 serve_stop() {
 	[ -n "${SERVE_PID:-}" ] || return 0
 	kill "$SERVE_PID" 2>/dev/null || true
