@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clickhouse.h"
 #include "log.h"
 #include "options.h"
 #include "timeparse.h"
@@ -73,12 +74,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->url = arg;
 		break;
 	case OPT_DATABASE:
-		if (!*arg || strspn(arg, "abcdefghijklmnopqrstuvwxyz"
-				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
-				     strlen(arg))
-			cpa_die_usage("invalid --database '%s': letters, "
-				      "digits and _ only", arg);
-		o->database = arg;
+		o->database = cpa_ch_opt_database(arg);
 		break;
 	case OPT_CLUSTER:
 		if (!*arg)

@@ -28,6 +28,17 @@ static void fmt_duration(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 "s", s);
 }
 
+void list_range(FILE *out, uint64_t first, uint64_t end, uint64_t n,
+		const char *what)
+{
+	char a[64], b[64], d[32];
+	cpa_format_time(first, a, sizeof(a));
+	cpa_format_time(end, b, sizeof(b));
+	fmt_duration(end - first, d, sizeof(d));
+	fprintf(out, "range %s .. %s (%s, %" PRIu64 " %s)\n", a, b, d, n,
+		what);
+}
+
 struct span {
 	uint64_t from, to;
 };
@@ -108,11 +119,7 @@ void list_store(const struct store_set *ss, FILE *out)
 			end = sp[i].to;
 		else if (sp[i].from > end)
 			end = sp[i].to;
-	cpa_format_time(first, a, sizeof(a));
-	cpa_format_time(end, b, sizeof(b));
-	fmt_duration(end - first, d, sizeof(d));
-	fprintf(out, "range %s .. %s (%s, %" PRIu64 " bytes)\n", a, b, d,
-		bytes);
+	list_range(out, first, end, bytes, "bytes");
 	end = sp[0].to;
 	for (size_t i = 1; i < k; i++) {
 		if (sp[i].from > end) {

@@ -9,7 +9,8 @@ cpa_query_libquery_a_SOURCES = \
 	cpa-query/output.c cpa-query/output.h \
 	cpa-query/prune.c \
 	cpa-query/list.c cpa-query/list.h \
-	cpa-query/follow.c cpa-query/follow.h
+	cpa-query/follow.c cpa-query/follow.h \
+	cpa-query/fleet.c cpa-query/fleet.h
 QUERY_LIBS = cpa-query/libquery.a $(LIBCPA_ANALYSIS) $(ZSTD_LIBS) $(ZLIB_LIBS) \
 	$(M_LIBS) -lpthread
 bin_PROGRAMS += cpa-query/cpa-query

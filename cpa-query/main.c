@@ -14,6 +14,7 @@
 #include "log.h"
 #include "options.h"
 
+#include "fleet.h"
 #include "follow.h"
 #include "list.h"
 #include "opts.h"
@@ -55,6 +56,33 @@ static void add_held(const struct query_opts *o, const struct store_set *ss,
 		scan_held(ss, from, column, &o->filter, k);
 }
 
+/* Where the windows come from: the host's stores, or the fleet. */
+struct source {
+	const struct query_opts *o;
+	struct store_set ss;
+	struct fleet *fleet;
+};
+
+/* The range [from, to) into k as column; with held, the older windows of
+ * the kinds that net too (add_held). every_ns: the fleet's time groups,
+ * as the sink sums them (0: none, 1: per window). */
+static void read_range(struct source *src, uint64_t from, uint64_t to,
+		       unsigned column, uint64_t every_ns, bool held,
+		       struct sink *k, struct scan_stats *st)
+{
+	const struct query_opts *o = src->o;
+	if (src->fleet) {
+		fleet_read(src->fleet, from, to, column, every_ns, from,
+			   held && !o->growth, k, st);
+		st->first_ns = from;
+		st->last_ns = to;
+		return;
+	}
+	scan_range(&src->ss, from, to, column, &o->filter, k, st);
+	if (held)
+		add_held(o, &src->ss, from, column, st, k);
+}
+
 static void report(const char *what, const struct scan_stats *st)
 {
 	cpa_debug("%s: %llu segments, %llu blocks, %llu windows, %llu entries",
@@ -73,8 +101,15 @@ int main(int argc, char **argv)
 	if (o.follow)
 		return follow_run(&o, STDOUT_FILENO);
 
-	struct store_set ss;
-	stores_open(&ss, o.dirs, o.n_dirs);
+	struct source src = {.o = &o};
+	struct fleet fleet;
+	if (o.clickhouse) {
+		fleet_open(&fleet, &o);
+		src.fleet = &fleet;
+	} else {
+		stores_open(&src.ss, o.dirs, o.n_dirs);
+	}
+	struct store_set *ss = &src.ss;
 
 	int fd = STDOUT_FILENO;
 	FILE *out = stdout;
@@ -88,10 +123,16 @@ int main(int argc, char **argv)
 	int status = 0;
 	struct scan_stats st = {0};
 	if (o.list) {
-		list_store(&ss, out);
+		if (src.fleet)
+			fleet_list(src.fleet, out);
+		else
+			list_store(ss, out);
 	} else if (o.format == FORMAT_STREAM) {
 		struct stream_sink s;
-		if (stream_sink_init(&s, fd, &ss) < 0)
+		if (src.fleet)
+			ss->interval_ns = fleet_interval(src.fleet, o.from,
+							 o.to);
+		if (stream_sink_init(&s, fd, ss) < 0)
 			cpa_die("%s: %s", o.output ? o.output : "<stdout>",
 				strerror(errno));
 		if (o.split_ns)
@@ -100,8 +141,8 @@ int main(int argc, char **argv)
 		s.kernel = o.kernel;
 		if (o.prune)
 			stream_sink_prune(&s, o.prune, o.callee);
-		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
-		add_held(&o, &ss, o.from, 0, &st, &s.k);
+		read_range(&src, o.from, o.to, 0, o.split_ns ? o.split_ns : 1,
+			   true, &s.k, &st);
 		int r = stream_sink_finish(&s);
 		if (r < 0 && r != -EPIPE)
 			cpa_die("%s: %s", o.output ? o.output : "<stdout>",
@@ -109,8 +150,7 @@ int main(int argc, char **argv)
 	} else if (o.top) {
 		struct top_sink s;
 		top_sink_init(&s);
-		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
-		add_held(&o, &ss, o.from, 0, &st, &s.k);
+		read_range(&src, o.from, o.to, 0, 0, true, &s.k, &st);
 		top_write(&s, out, o.top);
 		top_sink_free(&s);
 	} else {
@@ -118,24 +158,22 @@ int main(int argc, char **argv)
 		uint64_t split = 0;
 		if (o.split_dir)
 			split = o.split_ns ? o.split_ns
-				: ss.interval_ns ? ss.interval_ns : 1000000000;
+				: ss->interval_ns ? ss->interval_ns : 1000000000;
 		fold_sink_init(&s, &o.labels, split);
 		s.pprof = o.format == FORMAT_PPROF;
-		scan_range(&ss, o.from, o.to, 0, &o.filter, &s.k, &st);
 		/* a split writes each window's own change */
-		if (!o.split_dir)
-			add_held(&o, &ss, o.from, 0, &st, &s.k);
+		read_range(&src, o.from, o.to, 0, o.split_dir ? 1 : 0,
+			   !o.split_dir, &s.k, &st);
 		if (o.diff) {
 			struct scan_stats bst = {0};
-			scan_range(&ss, o.diff_from, o.diff_to, 1, &o.filter,
+			read_range(&src, o.diff_from, o.diff_to, 1, 0, true,
 				   &s.k, &bst);
-			add_held(&o, &ss, o.diff_from, 1, &bst, &s.k);
 			report("baseline", &bst);
 		}
 		if (o.split_dir)
 			status = fold_write_split(&s, o.split_dir) ? 1 : 0;
 		else if (o.format == FORMAT_PPROF)
-			status = fold_write_pprof(&s, fd, period_ns(&ss),
+			status = fold_write_pprof(&s, fd, period_ns(ss),
 						  st.first_ns, st.last_ns)
 					 ? 1 : 0;
 		else if (fold_write(&s, out, o.diff) < 0 && errno != EPIPE)
@@ -153,7 +191,10 @@ int main(int argc, char **argv)
 			strerror(errno));
 	if (o.output)
 		fclose(out);
-	stores_free(&ss);
+	if (src.fleet)
+		fleet_close(src.fleet);
+	else
+		stores_free(ss);
 	query_opts_free(&o);
 	return status;
 }

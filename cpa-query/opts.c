@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clickhouse.h"
 #include "log.h"
 #include "options.h"
 #include "timeparse.h"
@@ -14,6 +15,7 @@ enum {
 	OPT_GREP, OPT_EXCLUDE, OPT_LABELS, OPT_FORMAT, OPT_SPLIT,
 	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO, OPT_GROWTH, OPT_STACKS,
 	OPT_PRUNE, OPT_CALLEE, OPT_FOLLOW, OPT_CURSOR, OPT_POLL,
+	OPT_CLICKHOUSE, OPT_DATABASE, OPT_HOST,
 };
 
 static const char doc[] =
@@ -31,6 +33,11 @@ static const char doc[] =
 static const struct argp_option options[] = {
 	{NULL, 0, NULL, 0, "Store and range:", 0},
 	{"dir", 'd', "DIR", 0, "Store directory (repeat for several)", 0},
+	{"clickhouse", OPT_CLICKHOUSE, "URL", 0, "The fleet's history in "
+	 "ClickHouse instead of a store (http://HOST[:PORT], as cpa-push "
+	 "writes it): aggregated there, written the same", 0},
+	{"database", OPT_DATABASE, "NAME", 0, "With --clickhouse, the "
+	 "database of the tables (default cpa)", 0},
 	{"from", OPT_FROM, "TIME", 0, "Start of the range (default: oldest)", 1},
 	{"to", OPT_TO, "TIME", 0, "End of the range, exclusive (default: "
 	 "newest)", 1},
@@ -46,6 +53,8 @@ static const struct argp_option options[] = {
 	{"poll", OPT_POLL, "DURATION", 0, "With --follow, how often to look "
 	 "for new blocks (default 1s)", 1},
 	{NULL, 0, NULL, 0, "Filters (all must match):", 2},
+	{"host", OPT_HOST, "GLOB", 0, "With --clickhouse, only hosts whose "
+	 "name matches GLOB (* ? [...]; repeatable)", 2},
 	{"pid", OPT_PID, "PID[,PID]", 0, "Only these processes", 2},
 	{"tid", OPT_TID, "TID[,TID]", 0, "Only these threads", 2},
 	{"comm", OPT_COMM, "NAME", 0, "Only processes named NAME, or whose "
@@ -69,7 +78,7 @@ static const struct argp_option options[] = {
 	{NULL, 0, NULL, 0, "Output:", 3},
 	{"labels", OPT_LABELS, "LIST", 0, "Root labels of folded lines: "
 	 "comm,pid,tid,thread,container,pod,cgroup,env,cpu or none "
-	 "(default comm)", 3},
+	 "(default comm); with --clickhouse also host, the first frame", 3},
 	{"format", OPT_FORMAT, "FORMAT", 0, "folded (default), stream or "
 	 "pprof", 3},
 	{"output", 'o', "FILE", 0, "Write to FILE instead of stdout", 3},
@@ -121,6 +130,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'd':
 		add_str(&o->dirs, &o->n_dirs, arg);
+		break;
+	case OPT_CLICKHOUSE:
+		o->clickhouse = arg;
+		break;
+	case OPT_DATABASE:
+		o->database = cpa_ch_opt_database(arg);
+		break;
+	case OPT_HOST:
+		if (!*arg)
+			cpa_die_usage("invalid --host '': empty");
+		add_str(&o->hosts, &o->n_hosts, arg);
 		break;
 	case OPT_FROM:
 		ps->from = arg;
@@ -184,10 +204,31 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_EXCLUDE:
 		filter_add_regex(f, true, arg);
 		break;
-	case OPT_LABELS:
-		if (cpa_labels_parse(arg, &o->labels, err, sizeof(err)) < 0)
+	case OPT_LABELS: {
+		/* host is no label of a sample: the fleet query writes it
+		 * as the stack's first frame */
+		char *l = cpa_strdup(arg), *w, *save = NULL;
+		size_t n = 0;
+		o->host_label = false;
+		for (w = strtok_r(l, ",", &save); w;
+		     w = strtok_r(NULL, ",", &save)) {
+			if (!strcmp(w, "host")) {
+				o->host_label = true;
+				continue;
+			}
+			memmove(l + n, w, strlen(w));
+			n += strlen(w);
+			l[n++] = ',';
+		}
+		if (n)
+			l[n - 1] = 0;
+		else
+			snprintf(l, strlen(arg) + 1, "none");
+		if (cpa_labels_parse(l, &o->labels, err, sizeof(err)) < 0)
 			cpa_die_usage("invalid --labels '%s': %s", arg, err);
+		free(l);
 		break;
+	}
 	case OPT_FORMAT:
 		if (!strcmp(arg, "folded"))
 			o->format = FORMAT_FOLDED;
@@ -246,8 +287,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
 	case ARGP_KEY_END:
-		if (!o->n_dirs)
-			argp_error(state, "--dir is required");
+		if (!o->n_dirs && !o->clickhouse)
+			argp_error(state, "--dir is required (or --clickhouse, for "
+				   "the fleet)");
+		if (o->n_dirs && o->clickhouse)
+			argp_error(state, "--dir and --clickhouse are two "
+				   "histories: choose one");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -292,6 +337,34 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 	}
 	if (!o->poll_ns)
 		o->poll_ns = 1000000000;
+	if (!o->database)
+		o->database = "cpa";
+	if (!o->clickhouse && (o->n_hosts || o->host_label ||
+			       strcmp(o->database, "cpa")))
+		cpa_die_usage("--host, --labels host and --database go with "
+			      "--clickhouse (a store is one host's)");
+	if (o->clickhouse) {
+		const struct filter *f = &o->filter;
+		if (o->follow)
+			cpa_die_usage("--follow reads a store (--dir)");
+		if (f->n_pids || f->n_tids || f->has_cpus)
+			cpa_die_usage("--pid, --tid and --cpu: the fleet keeps "
+				      "no pids, threads or CPUs (query the "
+				      "host's store)");
+		for (size_t i = 0; i < f->n_cgroups; i++)
+			if (f->cgroups[i][0] != '/')
+				cpa_die_usage("--cgroup '%s': the fleet keeps "
+					      "cgroup paths, not ids",
+					      f->cgroups[i]);
+		for (unsigned i = 0; i < o->labels.n; i++) {
+			enum cpa_label l = o->labels.order[i];
+			if (l == CPA_LABEL_PID || l == CPA_LABEL_TID ||
+			    l == CPA_LABEL_THREAD || l == CPA_LABEL_CPU)
+				cpa_die_usage("--labels: the fleet keeps no "
+					      "pid, tid, thread or cpu (query "
+					      "the host's store)");
+		}
+	}
 	if ((o->cursor || ps.poll) && !o->follow)
 		cpa_die_usage("--cursor and --poll go with --follow");
 	if (o->follow) {
@@ -330,5 +403,6 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 void query_opts_free(struct query_opts *o)
 {
 	free(o->dirs);
+	free(o->hosts);
 	filter_free(&o->filter);
 }

@@ -32,6 +32,11 @@ struct query_opts {
 	bool growth;			/* netting kinds: the range alone */
 	const char *output;
 	struct filter filter;
+	const char *clickhouse;		/* --clickhouse URL: the fleet */
+	const char *database;		/* --database (cpa) */
+	const char **hosts;		/* --host GLOB, any of them */
+	size_t n_hosts;
+	bool host_label;		/* --labels host: a first frame */
 	bool follow;			/* --follow: committed blocks, forever */
 	const char *cursor;		/* --follow: start after this position */
 	uint64_t poll_ns;		/* --follow: how often to look */

@@ -20,7 +20,7 @@
 /* Parameters passed on to cpa-query under the same name. */
 static const char *const query_params[] = {
 	"from", "to", "last", "comm", "pid", "tid", "cgroup", "container",
-	"pod", "cpu", "env", "kind", "grep", "exclude",
+	"pod", "cpu", "env", "kind", "grep", "exclude", "host",
 };
 
 static const struct {
@@ -89,8 +89,10 @@ int history_answer(const char *dir, const struct query_arg *args, size_t n,
 	}
 
 	qargv[nq++] = (char *)run_tool("cpa-query");
-	owned[n_owned] = cpa_malloc(strlen(dir) + 8);
-	sprintf(owned[n_owned], "--dir=%s", dir);
+	/* the store, or with cpa-serve --clickhouse the fleet's URL */
+	bool fleet = !strncmp(dir, "http://", 7);
+	owned[n_owned] = cpa_malloc(strlen(dir) + 16);
+	sprintf(owned[n_owned], fleet ? "--clickhouse=%s" : "--dir=%s", dir);
 	qargv[nq++] = owned[n_owned++];
 	for (size_t i = 0; i < n; i++) {
 		if (!strcmp(args[i].key, "format"))

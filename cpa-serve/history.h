@@ -18,7 +18,8 @@ struct query_arg {
 };
 
 /*
- * Answers a history request of args[n] from the store in dir, its
+ * Answers a history request of args[n] from the store in dir (or, when
+ * dir is an http:// URL, from the fleet's tables there), its
  * children under lim: 200 with the body in *body and its type in *ctype,
  * or an error status and a JSON body in *err_out (400 for a bad value,
  * 413 for a query past its memory, CPU or output bound, 503 past its

@@ -105,7 +105,8 @@ int main(int argc, char **argv)
 
 	memset(&hc, 0, sizeof(hc));
 	hc.listen = o.listen;
-	hc.store_dir = o.store_dir;
+	/* history_answer takes the fleet's URL where it takes the store */
+	hc.store_dir = o.clickhouse ? o.clickhouse : o.store_dir;
 	hc.max_body = o.max_body;
 	hc.threads = o.threads;
 	hc.workers = 2;

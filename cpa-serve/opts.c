@@ -12,6 +12,7 @@
 
 enum {
 	OPT_LISTEN = 0x100, OPT_TOKEN_FILE, OPT_STATE_DIR, OPT_MAX_JOBS,
+	OPT_CLICKHOUSE,
 	OPT_MAX_JOBS_PER_TARGET, OPT_MAX_BODY, OPT_TLS_CERT, OPT_TLS_KEY,
 	OPT_USER, OPT_THREADS, OPT_CHILD_MEMORY, OPT_CHILD_CPU, OPT_CHILD_TIME,
 	OPT_HEADER_TIMEOUT, OPT_MAX_CONNECTIONS, OPT_MAX_PER_ADDRESS,
@@ -59,6 +60,9 @@ static const struct argp_option options[] = {
 	  "(default /var/lib/cpa-serve)", 2 },
 	{ "dir", 'd', "DIR", 0, "cpa monitor's store, for /v1/history "
 	  "(default /var/lib/cpa)", 2 },
+	{ "clickhouse", OPT_CLICKHOUSE, "URL", 0, "/v1/history from the "
+	  "fleet's history in ClickHouse instead of the store (cpa-query "
+	  "--clickhouse; host=GLOB selects hosts)", 2 },
 	{ "max-jobs", OPT_MAX_JOBS, "N", 0, "Active jobs on the host at "
 	  "most (default 4); more get 429", 2 },
 	{ "max-jobs-per-target", OPT_MAX_JOBS_PER_TARGET, "N", 0, "Active "
@@ -108,6 +112,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'd':
 		o->store_dir = arg;
+		break;
+	case OPT_CLICKHOUSE:
+		o->clickhouse = arg;
 		break;
 	case OPT_MAX_JOBS:
 		o->limits.max_jobs = (unsigned)cpa_opt_uint("--max-jobs", arg,

@@ -11,6 +11,7 @@ struct serve_opts {
 	const char *token_file;
 	const char *state_dir;
 	const char *store_dir;
+	const char *clickhouse;		/* history from the fleet's tables */
 	const char *tls_cert, *tls_key;
 	const char *user;
 	struct serve_limits limits;

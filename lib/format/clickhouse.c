@@ -40,6 +40,16 @@ void cpa_ch_addf(struct cpa_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+const char *cpa_ch_opt_database(const char *arg)
+{
+	if (!*arg || strspn(arg, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") !=
+			     strlen(arg))
+		cpa_die_usage("invalid --database '%s': letters, digits and "
+			      "_ only", arg);
+	return arg;
+}
+
 void cpa_ch_quote(struct cpa_buf *b, const char *s, size_t len)
 {
 	cpa_buf_reserve(b, len + 2);
@@ -208,6 +218,14 @@ static void statement(const char *sql, char *out, size_t len)
 	}
 	while (n && sql[n - 1] == ' ')
 		n--;
+	/* a long column list: what is selected from where is enough */
+	const char *from = strstr(sql, " FROM ");
+	if (n > 60 && !strncmp(sql, "SELECT ", 7) && from &&
+	    (size_t)(from - sql) < n) {
+		snprintf(out, len, "SELECT ...%.*s", (int)(n - (size_t)(from - sql)),
+			 from);
+		return;
+	}
 	if (n + 4 > len)
 		n = len - 4;
 	memcpy(out, sql, n);

@@ -68,6 +68,10 @@ int cpa_ch_exec(struct cpa_ch *ch, const char *sql, const void *data,
 int cpa_ch_numbers(struct cpa_ch *ch, struct cpa_buf *sql, uint64_t *v,
 		   size_t n);
 
+/* --database NAME, the same in every tool: letters, digits and _ (it is
+ * written into statements unquoted); exits 2 naming it otherwise. */
+const char *cpa_ch_opt_database(const char *arg);
+
 /* Appends s as a quoted SQL string literal ('it\'s'). */
 void cpa_ch_quote(struct cpa_buf *b, const char *s, size_t len);
 static inline void cpa_ch_quote_str(struct cpa_buf *b, const char *s)

@@ -9,6 +9,7 @@
 load helper
 load store_helper
 load fleet_helper
+load serve_helper
 
 setup_file() {
 	require_bpf
@@ -96,25 +97,35 @@ setup() {
 }
 
 @test "fleet: retention drops the oldest day partition and only it" {
-	local day now d before
+	local day now d before s1 s2
+	s1=$(cat "$CH/s1/url")
+	s2=$(cat "$CH/s2/url")
 	now=$(date +%s)
 	day=$(( now / 86400 ))
 	for d in 5 4 3; do
 		"$CPA_BUILDDIR/tests/tools/gen-stream" --start $(( (day - d) * 86400 + 3600 )) \
 			--duration 5 --rate 20 | cpa-store --dir "$F/old-1"
 	done
-	host_push old-1
-	wait_for 60 host_caught_up old-1
+	# a database of its own, so the other tests' fleet is the three hosts
+	cpa-push --clickhouse "$s2" --cluster cpa_test --database aged --init 2>/dev/null
+	cpa-push --clickhouse "$s1" --cluster cpa_test --database aged --init
+	host_push old-1 --database aged
+	aged_total() {
+		[ "$(ch_sql "$CH/s1" "SELECT sum(value) FROM aged.samples")" = "$(local_total old-1)" ]
+	}
+	wait_for 60 aged_total
 	host_push_kill old-1
 	days() {
-		ch_sql "$CH/s1" "SELECT arraySort(groupUniqArray(toUInt32(day))) FROM cpa.samples WHERE host = 'old-1'"
+		ch_sql "$CH/s1" "SELECT arraySort(groupUniqArray(toUInt32(day))) FROM aged.samples"
 	}
 	[ "$(days)" = "[$((day - 5)),$((day - 4)),$((day - 3))]" ]
-	before=$(ch_sql "$CH/s1" "SELECT sum(value) FROM cpa.samples WHERE host != 'old-1'")
-	cpa-push --clickhouse "$(cat "$CH/s1/url")" --cluster cpa_test --retain 4d
-	cpa-push --clickhouse "$(cat "$CH/s2/url")" --cluster cpa_test --retain 4d
+	before=$(ch_sql "$CH/s1" "SELECT sum(value) FROM cpa.samples")
+	cpa-push --clickhouse "$s1" --cluster cpa_test --database aged --retain 4d
+	cpa-push --clickhouse "$s2" --cluster cpa_test --database aged --retain 4d
 	[ "$(days)" = "[$((day - 4)),$((day - 3))]" ]
-	[ "$(ch_sql "$CH/s1" "SELECT sum(value) FROM cpa.samples WHERE host != 'old-1'")" = "$before" ]
+	# the days of the other database, today's, are untouched
+	cpa-push --clickhouse "$s1" --cluster cpa_test --retain 4d
+	[ "$(ch_sql "$CH/s1" "SELECT sum(value) FROM cpa.samples")" = "$before" ]
 }
 
 @test "fleet: a wrong URL, a server's error, a table with wrong columns: one line, exit 1" {
@@ -151,4 +162,162 @@ setup() {
 	cpa-push --print-schema --cluster fleet >"$T/sql"
 	[ -s "$T/sql" ]
 	diff "$T/doc" "$T/sql"
+}
+
+# ---- fleet queries: cpa-query --clickhouse against the hosts' stores ----
+
+# The local query of all three stores read as one.
+all_local() {
+	cpa-query --dir "$F/web-1" --dir "$F/web-2" --dir "$F/db-1" "$@"
+}
+
+# The first second of web-1's windows, epoch seconds.
+t0() {
+	ch_sql "$CH/s1" "SELECT intDiv(min(time), 1000000000) FROM cpa.samples WHERE host = 'web-1'"
+}
+
+@test "fleet query: the fleet's folded stacks are the hosts' stores', all and by --host" {
+	local url h
+	url=$(cat "$CH/s1/url")
+	cpa-query --clickhouse "$url" | LC_ALL=C sort >"$T/fleet"
+	all_local | LC_ALL=C sort >"$T/local"
+	same_lines "$T/fleet" "$T/local"
+	ch_folded >"$T/sql"
+	same_lines "$T/fleet" "$T/sql"
+	for h in web-1 web-2 db-1; do
+		cpa-query --clickhouse "$url" --host "$h" | LC_ALL=C sort >"$T/$h.fleet"
+		cpa-query --dir "$F/$h" | LC_ALL=C sort >"$T/$h.local"
+		[ -s "$T/$h.local" ]
+		same_lines "$T/$h.fleet" "$T/$h.local"
+	done
+	cpa-query --clickhouse "$url" --host 'web-[0-9]' | LC_ALL=C sort >"$T/web"
+	cpa-query --dir "$F/web-1" --dir "$F/web-2" | LC_ALL=C sort >"$T/web.local"
+	same_lines "$T/web" "$T/web.local"
+	run cpa-query --clickhouse "$url" --host 'nosuch*'
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}
+
+@test "fleet query: --comm, --container, --from/--to, --diff-from/--diff-to and --top are the local query's" {
+	local url id t
+	url=$(cat "$CH/s1/url")
+	id=$(cat "$F/container")
+	t=$(t0)
+	cpa-query --clickhouse "$url" --comm chain_fp | LC_ALL=C sort >"$T/a"
+	all_local --comm chain_fp | LC_ALL=C sort >"$T/b"
+	[ -s "$T/b" ]
+	same_lines "$T/a" "$T/b"
+	cpa-query --clickhouse "$url" --container "${id:0:12}" --labels comm,container | LC_ALL=C sort >"$T/a"
+	all_local --container "${id:0:12}" --labels comm,container | LC_ALL=C sort >"$T/b"
+	grep -q "^chain_fp;\[container $id\];" "$T/b"
+	same_lines "$T/a" "$T/b"
+	cpa-query --clickhouse "$url" --from "@$((t + 2))" --to "@$((t + 5))" | LC_ALL=C sort >"$T/a"
+	all_local --from "@$((t + 2))" --to "@$((t + 5))" | LC_ALL=C sort >"$T/b"
+	[ -s "$T/b" ]
+	same_lines "$T/a" "$T/b"
+	cpa-query --clickhouse "$url" --from "@$((t + 4))" --to "@$((t + 8))" \
+		--diff-from "@$t" --diff-to "@$((t + 4))" | LC_ALL=C sort >"$T/a"
+	all_local --from "@$((t + 4))" --to "@$((t + 8))" \
+		--diff-from "@$t" --diff-to "@$((t + 4))" | LC_ALL=C sort >"$T/b"
+	grep -q ' [0-9][0-9]* [0-9][0-9]*$' "$T/b"
+	same_lines "$T/a" "$T/b"
+	cpa-query --clickhouse "$url" --top 5 >"$T/a"
+	all_local --top 5 >"$T/b"
+	grep -q hot_leaf "$T/b"
+	diff "$T/a" "$T/b"
+}
+
+@test "fleet query: --labels host puts each host's name first in its stacks" {
+	local url h
+	url=$(cat "$CH/s1/url")
+	cpa-query --clickhouse "$url" --labels comm,host >"$T/all"
+	grep -q '^chain_fp;\[host web-1\];.*;hot_leaf ' "$T/all"
+	grep -q '^chain_fp;\[host db-1\];' "$T/all"
+	grep -q '^chain_nofp;\[host web-2\];' "$T/all"
+	for h in web-1 web-2 db-1; do
+		grep -F ";[host $h];" "$T/all" | sed "s/;\[host $h\];/;/" | LC_ALL=C sort >"$T/$h.fleet"
+		cpa-query --dir "$F/$h" | LC_ALL=C sort >"$T/$h.local"
+		same_lines "$T/$h.fleet" "$T/$h.local"
+	done
+	run cpa-query --dir "$F/web-1" --labels host
+	[ "$status" -eq 2 ]
+}
+
+@test "fleet query: the stream and pprof go into cpa-render and go tool pprof as a host's do" {
+	local url
+	url=$(cat "$CH/s1/url")
+	cpa-query --clickhouse "$url" --last 1h --comm chain_fp | cpa-render >"$T/fleet.svg"
+	xmllint --noout "$T/fleet.svg"
+	grep -q 'hot_leaf' "$T/fleet.svg"
+	cpa-query --clickhouse "$url" --format stream | cpa-render --format folded | LC_ALL=C sort >"$T/a"
+	all_local --format stream | cpa-render --format folded | LC_ALL=C sort >"$T/b"
+	same_lines "$T/a" "$T/b"
+	# the terminal UI's sums, each group cut to what is wide enough: of
+	# one host (several stores read as one are summed store by store)
+	cpa-query --clickhouse "$url" --host web-1 --format stream --split-every 2s \
+		--prune 20 | cpa-render --format folded | LC_ALL=C sort >"$T/a"
+	cpa-query --dir "$F/web-1" --format stream --split-every 2s --prune 20 |
+		cpa-render --format folded | LC_ALL=C sort >"$T/b"
+	[ -s "$T/b" ]
+	same_lines "$T/a" "$T/b"
+	cpa-query --clickhouse "$url" --format pprof >"$T/f.pb"
+	go tool pprof -raw "$T/f.pb" >"$T/raw" 2>&1
+	grep -q hot_leaf "$T/raw"
+	cpa show --clickhouse "$url" --comm chain_nofp -o "$T/show.svg"
+	grep -q 'chain_nofp' "$T/show.svg"
+}
+
+@test "fleet query: cpa show --tui --clickhouse browses the fleet" {
+	command -v tmux >/dev/null || skip_missing "tmux not installed"
+	local url sock=cpa-fleet-$$
+	url=$(cat "$CH/s1/url")
+	printf '%q ' env TZ=UTC PATH="$PATH" cpa show --tui --clickhouse "$url" --comm chain_fp >"$T/cmd"
+	echo '; echo "tui-exit=$?"; exec sleep 600' >>"$T/cmd"
+	tmux -L "$sock" -f /dev/null new-session -d -s t -x 120 -y 40 "bash $T/cmd"
+	tui_has() { tmux -L "$sock" capture-pane -p -t t | grep -E -- "$1" >/dev/null; }
+	if ! wait_for 20 tui_has 'chain_fp'; then
+		tmux -L "$sock" capture-pane -p -t t >&2
+		tmux -L "$sock" kill-server
+		false
+	fi
+	tmux -L "$sock" send-keys -t t q
+	wait_for 10 tui_has 'tui-exit=0'
+	tmux -L "$sock" kill-server
+}
+
+@test "fleet query: cpa-serve --clickhouse answers /v1/history for the fleet, host= choosing hosts" {
+	local url
+	url=$(cat "$CH/s1/url")
+	serve_start "$T/serve" --clickhouse "$url"
+	[ "$(BODY_FILE=$T/all api GET "/v1/history?format=folded")" = 200 ]
+	all_local | LC_ALL=C sort >"$T/all.local"
+	LC_ALL=C sort "$T/all" >"$T/all.sorted"
+	same_lines "$T/all.sorted" "$T/all.local"
+	[ "$(BODY_FILE=$T/h api GET "/v1/history?host=web-*&comm=chain_fp&format=folded")" = 200 ]
+	cpa-query --dir "$F/web-1" --comm chain_fp | LC_ALL=C sort >"$T/h.local"
+	LC_ALL=C sort "$T/h" >"$T/h.sorted"
+	[ -s "$T/h.local" ]
+	same_lines "$T/h.sorted" "$T/h.local"
+	[ "$(BODY_FILE=$T/svg api GET "/v1/history?host=db-1&format=svg")" = 200 ]
+	xmllint --noout "$T/svg"
+	serve_stop
+}
+
+@test "fleet query: a wrong URL, an error answer, what the fleet does not keep: one line" {
+	local url port
+	url=$(cat "$CH/s1/url")
+	port=$(free_port)
+	run cpa-query --clickhouse "http://127.0.0.1:$port"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "cpa-query: http://127.0.0.1:$port: SELECT ... FROM cpa.samples"*": cannot connect: Connection refused" ]]
+	run cpa-query --clickhouse "$url" --database nosuch
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "cpa-query: $url: SELECT ... FROM nosuch.samples"*"HTTP "*nosuch* ]]
+	run cpa-query --clickhouse "$url" --pid 1
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"the fleet keeps no pids"* ]]
+	run cpa-query --clickhouse "$url" --dir "$F/web-1"
+	[ "$status" -eq 2 ]
 }
