@@ -216,6 +216,7 @@ int main(int argc, char **argv)
 	capture_resolve_cgroups(&cfg);
 	for (size_t i = 0; i < cfg.n_probes; i++)
 		probe_check(&cfg.probes[i], &f);
+	cpa_options_checked();
 
 	if (!cfg.no_oncpu && !f.pmu) {
 		if (cfg.require_pmu)

@@ -405,6 +405,7 @@ void capture_parse_options(int argc, char **argv, struct capture_config *cfg)
 {
 	static const struct argp_child children[] = {
 		{ &cpa_selfstats_argp, 0, NULL, 6 },
+		{ &cpa_check_argp, 0, NULL, 7 },
 		{ 0 }
 	};
 	static const struct argp argp = {

@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "options.h"
+#include "outfile.h"
 
 #include "fleet.h"
 #include "follow.h"
@@ -97,6 +98,7 @@ int main(int argc, char **argv)
 	struct query_opts o;
 	cpa_options_init(argv[0]);
 	query_opts_parse(&o, argc, argv);
+	cpa_options_checked();
 
 	if (o.follow)
 		return follow_run(&o, STDOUT_FILENO);
@@ -113,10 +115,14 @@ int main(int argc, char **argv)
 
 	int fd = STDOUT_FILENO;
 	FILE *out = stdout;
+	/* -o FILE appears whole or not at all (lib/outfile.h) */
+	struct cpa_outfile of = { .fd = -1 };
+	char err[512];
 	if (o.output) {
-		fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			  0640);
-		if (fd < 0 || !(out = fdopen(fd, "w")))
+		if (cpa_outfile_open(&of, o.output, 0640, err, sizeof(err)) < 0)
+			cpa_die("%s", err);
+		fd = of.fd;
+		if (!(out = fdopen(fd, "w")))
 			cpa_die("%s: %s", o.output, strerror(errno));
 	}
 
@@ -189,8 +195,17 @@ int main(int argc, char **argv)
 	if (fflush(out) && errno != EPIPE)
 		cpa_die("%s: %s", o.output ? o.output : "<stdout>",
 			strerror(errno));
-	if (o.output)
-		fclose(out);
+	if (o.output) {
+		if (fclose(out) && !status) {
+			cpa_err("%s: %s", o.output, strerror(errno));
+			status = 1;
+		}
+		of.fd = -1;	/* closed with out */
+		if (status)
+			cpa_outfile_abort(&of);
+		else if (cpa_outfile_commit(&of, err, sizeof(err)) < 0)
+			cpa_die("%s", err);
+	}
 	if (src.fleet)
 		fleet_close(src.fleet);
 	else

@@ -305,8 +305,12 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	cpa_labels_default(&o->labels);
 	struct parse_state ps = {.o = o};
+	static const struct argp_child children[] = {
+		{&cpa_check_argp, 0, NULL, 0},
+		{0},
+	};
 	static const struct argp argp = {options, parse_opt, NULL, doc,
-					 NULL, NULL, NULL};
+					 children, NULL, NULL};
 	argp_parse(&argp, argc, argv, 0, NULL, &ps);
 
 	uint64_t now = cpa_now_ns();

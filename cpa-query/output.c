@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "folded.h"
 #include "log.h"
+#include "outfile.h"
 #include "pprof.h"
 #include "timeparse.h"
 #include "output.h"
@@ -346,9 +347,18 @@ int fold_write_split(struct fold_sink *s, const char *dir)
 		else
 			snprintf(path, sizeof(path), "%s/%sZ.folded", dir,
 				 name);
-		FILE *f = fopen(path, "w");
-		if (!f) {
+		/* each window's file appears whole or not at all */
+		struct cpa_outfile of;
+		char err[512];
+		FILE *f = NULL;
+		if (cpa_outfile_open(&of, path, 0644, err, sizeof(err)) < 0) {
+			cpa_err("%s", err);
+			ret = -1;
+			break;
+		}
+		if (!(f = fdopen(of.fd, "w"))) {
 			cpa_err("%s: %s", path, strerror(errno));
+			cpa_outfile_abort(&of);
 			ret = -1;
 			break;
 		}
@@ -360,8 +370,13 @@ int fold_write_split(struct fold_sink *s, const char *dir)
 			fprintf(f, "%s %" PRIu64 "\n", rows[k].text,
 				rows[k].v[0]);
 		free(rows);
+		of.fd = -1;	/* closed with f */
 		if (fclose(f)) {
 			cpa_err("%s: %s", path, strerror(errno));
+			cpa_outfile_abort(&of);
+			ret = -1;
+		} else if (cpa_outfile_commit(&of, err, sizeof(err)) < 0) {
+			cpa_err("%s", err);
 			ret = -1;
 		}
 	}

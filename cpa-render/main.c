@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "options.h"
+#include "outfile.h"
 #include "render.h"
 #include "timeparse.h"
 #if WITH_NCURSES
@@ -217,17 +218,42 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+static const struct argp_child children[] = {
+	{ &cpa_check_argp, 0, NULL, 0 },
+	{ 0 }
+};
 static const struct argp argp = { options, parse_opt, "[FILE]", doc,
-				  NULL, NULL, NULL };
+				  children, NULL, NULL };
+
+/* -o FILE appears whole or not at all (lib/outfile.h) */
+static struct cpa_outfile out_file = { .fd = -1 };
 
 static int open_output(const char *path)
 {
+	char err[512];
+
 	if (!path || !strcmp(path, "-"))
 		return 1;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		cpa_die("%s: %s", path, strerror(errno));
-	return fd;
+	if (cpa_outfile_open(&out_file, path, 0644, err, sizeof(err)) < 0)
+		cpa_die("%s", err);
+	return out_file.fd;
+}
+
+static int close_output(int rc)
+{
+	char err[512];
+
+	if (!out_file.path)
+		return rc;
+	if (rc < 0) {
+		cpa_outfile_abort(&out_file);
+		return rc;
+	}
+	if (cpa_outfile_commit(&out_file, err, sizeof(err)) < 0) {
+		cpa_err("%s", err);
+		return -1;
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -289,6 +315,7 @@ int main(int argc, char **argv)
 	if (o.flamechart && o.format != FORMAT_SVG)
 		cpa_die_usage("--flamechart draws an svg; it cannot go with "
 			      "--format other than svg");
+	cpa_options_checked();
 	if (o.format == FORMAT_TEXT && !o.minwidth_set) {
 		o.minwidth = 0.5;
 		o.minwidth_pct = true;
@@ -349,11 +376,15 @@ int main(int argc, char **argv)
 				strerror(errno));
 			rc = -1;
 		}
-		fclose(f);
-		fd = -1;
+		if (fclose(f) && rc >= 0) {
+			cpa_err("%s: write: %s",
+				o.output ? o.output : "<stdout>",
+				strerror(errno));
+			rc = -1;
+		}
+		out_file.fd = -1;	/* closed with f */
 	}
-	if (fd > 1)
-		close(fd);
+	rc = close_output(rc);
 	cpa_debug("written in %.3f s", (cpa_now_ns() - t2) / 1e9);
 	profile_free(&p);
 	return rc < 0 ? CPA_EXIT_FAILURE : 0;

@@ -181,6 +181,7 @@ int main(int argc, char **argv)
 	struct store_opts o;
 	cpa_options_init(argv[0]);
 	store_opts_parse(&o, argc, argv);
+	cpa_options_checked();
 
 	/* SA_RESTART: reads resume; poll() still returns early, so the
 	 * main loop sees the flag within one wait. */

@@ -153,6 +153,7 @@ void store_opts_parse(struct store_opts *o, int argc, char **argv)
 	o->max_dict = 4ull << 20;
 	static const struct argp_child children[] = {
 		{&cpa_selfstats_argp, 0, NULL, 0},
+		{&cpa_check_argp, 0, NULL, 0},
 		{0},
 	};
 	static const struct argp argp = {options, parse_opt, NULL, doc,

@@ -256,6 +256,7 @@ int main(int argc, char **argv)
 {
 	static const struct argp_child children[] = {
 		{ &cpa_selfstats_argp, 0, NULL, 0 },
+		{ &cpa_check_argp, 0, NULL, 0 },
 		{ 0 }
 	};
 	static const struct argp argp = { options, parse_opt, "[FILE]", doc,
@@ -284,6 +285,7 @@ int main(int argc, char **argv)
 	mallopt(M_ARENA_MAX, 1);
 	cpa_labels_default(&a.labels);
 	argp_parse(&argp, argc, argv, 0, NULL, &a);
+	cpa_options_checked();
 
 	const char *name = a.input ? a.input : "<stdin>";
 	int fd = 0;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,35 @@
 
 
 const char *argp_program_version = PACKAGE_NAME " " PACKAGE_VERSION;
+
+static bool check_only;
+
+static const struct argp_option check_options[] = {
+	{ "check", 0x5e00, 0, 0,
+	  "Check the options and exit: 0 when they are good, 2 with the "
+	  "error", -1 },
+	{ 0 }
+};
+
+static error_t parse_check(int key, char *arg, struct argp_state *state)
+{
+	(void)arg;
+	(void)state;
+	if (key != 0x5e00)
+		return ARGP_ERR_UNKNOWN;
+	check_only = true;
+	return 0;
+}
+
+const struct argp cpa_check_argp = {
+	.options = check_options, .parser = parse_check,
+};
+
+void cpa_options_checked(void)
+{
+	if (check_only)
+		exit(0);
+}
 
 void cpa_options_init(const char *argv0)
 {

@@ -18,6 +18,14 @@
 #include <argp.h>
 #include <stdint.h>
 
+/* --check, taken by every tool cpa-supervise runs as a stage: the options
+ * are parsed and checked, and the tool exits 0 (or 2 with the error line)
+ * before it opens or starts anything, so a bad value is refused before
+ * any stage runs. Add cpa_check_argp as an argp child and call
+ * cpa_options_checked() where the options are known good. */
+extern const struct argp cpa_check_argp;
+void cpa_options_checked(void);
+
 /* Sets argp's version string, bug address and exit status for usage
  * errors (2). Call first in main(). */
 void cpa_options_init(const char *argv0);
