@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The launcher: the only part of cpa-serve that keeps privileges. It runs
- * each job as `cpa-capture ... | cpa-unwind > stream file`, each stage
- * with the bounding set `cpa monitor` gives it (docs/security.md), and
+ * each job as `cpa-capture ... | cpa-unwind > stream file` through
+ * cpa-supervise, which gives each stage the privileges of its row in the
+ * stage table (the same rows as `cpa monitor`'s, docs/security.md), and
  * reports when both have ended. When the server goes away, so do its
  * jobs: their captures are stopped and the launcher exits.
  */
@@ -22,35 +23,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/capability.h>
 
 #include "buf.h"
-#include "child.h"
 #include "launcher.h"
 #include "log.h"
-
-/* Capabilities per stage, as scripts/cpa's stage_prefix gives them. */
-static const int capture_caps[] = {
-	CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_RESOURCE,
-	CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, -1,
-};
-static const int unwind_caps[] = {
-	CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG,
-	CAP_KILL, CAP_DAC_OVERRIDE, CAP_CHOWN,	/* attaching to JVMs */
-	-1,
-};
+#include "child.h"
 
 struct running {
 	char id[JOB_ID_LEN + 1];
-	pid_t pid[2];		/* capture, unwind; 0 once reaped */
-	int status[2];
-	int64_t stop_at, kill_at;	/* cpa_mono_ms deadlines */
-	bool timed_out;
+	pid_t pid;		/* its cpa-supervise; 0 once reaped */
+	int report;		/* cpa-supervise --report-fd, read end */
+	int64_t kill_at;	/* cpa_mono_ms: a supervisor still there */
 };
 
 static struct running *jobs;
 static size_t n_jobs, cap_jobs;
-static const char *capture_path, *unwind_path;
+static const char *supervise_path;
 static uint64_t max_stream;
 
 int launcher_send(int sock, const struct launch_msg *m, int out_fd,
@@ -124,117 +112,99 @@ int launcher_recv(int sock, struct launch_msg *m)
 	return rc;
 }
 
-/* In the child, before exec: only the stage's capabilities survive the
- * exec, as `setpriv --bounding-set` leaves them. */
-static void limit_caps(const int *keep)
-{
-	if (geteuid() != 0)
-		return;
-	for (int cap = 0; cap < 64; cap++) {
-		bool kept = false;
-
-		for (const int *k = keep; *k >= 0; k++)
-			kept |= *k == cap;
-		if (!kept && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) &&
-		    errno == EINVAL)
-			break;	/* past the kernel's last capability */
-	}
-}
-
-/* In the child, before exec (system calls only): the stage's bounding
- * set. */
-static void stage_caps(void *arg)
-{
-	limit_caps(arg);
-}
-
-static pid_t start_stage(const char *path, char **argv, int in, int out,
-			 int err, const int *caps, pid_t pgid,
-			 const struct cpa_limits *lim)
-{
-	struct cpa_spawn s = { .path = path, .argv = argv,
-			       .fd = { in, out, err }, .pgid = pgid,
-			       .limits = lim, .in_child = stage_caps,
-			       .arg = (void *)caps };
-
-	return cpa_spawn(&s);
-}
-
+/* A job is `cpa-supervise --once ... --stage=capture ... --stage=unwind`:
+ * the supervisor gives each stage the privileges of its row in the stage
+ * table and the bounds below, stops the job LAUNCH_GRACE_S past its
+ * duration (killing it LAUNCH_KILL_S later), and reports each stage's
+ * wait status on a pipe when it ends. */
 static int start_job(const struct launch_msg *m, int out_fd, int log_fd)
 {
 	const struct job_spec *s = &m->spec;
 	const struct job_mode *jm;
-	char duration[32], freq[32], target[96];
-	char *cargv[16], *uargv[2];
+	char duration[32], freq[32], target[96], report[32], grace[32];
+	char cap_stage[96], unw_stage[128];
+	char *argv[24];
 	int n = 0, p[2], devnull;
 	struct running *r;
-	pid_t cap_pid, unw_pid;
+	struct cpa_spawn sp;
+	pid_t pid;
 
 	if (s->mode >= n_job_modes || out_fd < 0 || log_fd < 0)
 		return -1;
 	jm = &job_modes[s->mode];
-	cargv[n++] = (char *)capture_path;
-	snprintf(duration, sizeof(duration), "--duration=%us", s->duration_s);
-	cargv[n++] = duration;
-	if (jm->has_freq) {
-		snprintf(freq, sizeof(freq), "--freq=%u", s->freq);
-		cargv[n++] = freq;
-	}
-	for (int i = 0; jm->capture_args[i]; i++)
-		cargv[n++] = (char *)jm->capture_args[i];
-	if (s->scope == SCOPE_PID) {
-		snprintf(target, sizeof(target), "--pid=%u", s->pid);
-		cargv[n++] = target;
-	} else if (s->scope == SCOPE_CONTAINER) {
-		snprintf(target, sizeof(target), "--container=%.64s",
-			 s->container_id);
-		cargv[n++] = target;
-	}
-	cargv[n] = NULL;
-	uargv[0] = (char *)unwind_path;
-	uargv[1] = NULL;
-
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (devnull < 0 || pipe2(p, O_CLOEXEC)) {
 		if (devnull >= 0)
 			close(devnull);
 		return -1;
 	}
+	argv[n++] = (char *)supervise_path;
+	argv[n++] = "--once";
+	snprintf(report, sizeof(report), "--report-fd=%d", p[1]);
+	argv[n++] = report;
+	snprintf(duration, sizeof(duration), "--duration=%us", s->duration_s);
+	argv[n++] = duration;
+	snprintf(grace, sizeof(grace), "--grace=%ds", LAUNCH_GRACE_S);
+	argv[n++] = grace;
 	/* a stage's CPU time is bounded by what its duration can take
 	 * (unwind has a loader thread beside its sample thread), its heap
 	 * by what its caches are allowed many times over, the stream by
 	 * --max-job-size */
-	struct cpa_limits cap_lim = {
-		.data = 512u << 20, .cpu_s = s->duration_s + LAUNCH_GRACE_S,
-	}, unw_lim = {
-		.data = 1u << 30, .cpu_s = 2 * s->duration_s + LAUNCH_GRACE_S,
-		.fsize = max_stream,
-	};
-
-	cap_pid = start_stage(capture_path, cargv, devnull, p[1], log_fd,
-			      capture_caps, 0, &cap_lim);
-	if (cap_pid > 0) {
-		unw_pid = start_stage(unwind_path, uargv, p[0], out_fd, log_fd,
-				      unwind_caps, cap_pid, &unw_lim);
-		if (unw_pid < 0)
-			kill(cap_pid, SIGKILL);
-	} else {
-		unw_pid = -1;
+	snprintf(cap_stage, sizeof(cap_stage),
+		 "--stage=capture,data=512M,cpu=%us",
+		 s->duration_s + LAUNCH_GRACE_S);
+	argv[n++] = cap_stage;
+	if (jm->has_freq) {
+		snprintf(freq, sizeof(freq), "--freq=%u", s->freq);
+		argv[n++] = freq;
 	}
-	close(p[0]);
+	for (int i = 0; jm->capture_args[i]; i++)
+		argv[n++] = (char *)jm->capture_args[i];
+	if (s->scope == SCOPE_PID) {
+		snprintf(target, sizeof(target), "--pid=%u", s->pid);
+		argv[n++] = target;
+	} else if (s->scope == SCOPE_CONTAINER) {
+		snprintf(target, sizeof(target), "--container=%.64s",
+			 s->container_id);
+		argv[n++] = target;
+	}
+	snprintf(unw_stage, sizeof(unw_stage), "--stage=unwind,data=1G,cpu=%us",
+		 2 * s->duration_s + LAUNCH_GRACE_S);
+	if (max_stream)
+		snprintf(unw_stage + strlen(unw_stage),
+			 sizeof(unw_stage) - strlen(unw_stage), ",fsize=%llu",
+			 (unsigned long long)max_stream);
+	argv[n++] = unw_stage;
+	argv[n] = NULL;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.path = supervise_path;
+	sp.argv = argv;
+	sp.fd[0] = devnull;
+	sp.fd[1] = out_fd;
+	sp.fd[2] = log_fd;
+	sp.pgid = 0;
+	/* the launcher gone, the job ends as at its duration's end */
+	sp.death_sig = SIGINT;
+	fcntl(p[1], F_SETFD, 0);	/* the one descriptor it inherits */
+	pid = cpa_spawn(&sp);
 	close(p[1]);
 	close(devnull);
-	if (cap_pid < 0 || unw_pid < 0)
+	if (pid < 0) {
+		dprintf(log_fd, "cpa-serve: %s: %s\n", supervise_path,
+			strerror(errno));
+		close(p[0]);
 		return -1;
+	}
 	CPA_GROW(jobs, cap_jobs, n_jobs + 1);
 	r = &jobs[n_jobs++];
 	memset(r, 0, sizeof(*r));
 	memcpy(r->id, m->id, sizeof(r->id));
-	r->pid[0] = cap_pid;
-	r->pid[1] = unw_pid;
-	r->stop_at = cpa_mono_ms() +
-		     ((int64_t)s->duration_s + LAUNCH_GRACE_S) * 1000;
-	r->kill_at = r->stop_at + LAUNCH_KILL_S * 1000;
+	r->pid = pid;
+	r->report = p[0];
+	/* cpa-supervise bounds its stages; this bounds cpa-supervise */
+	r->kill_at = cpa_mono_ms() + ((int64_t)s->duration_s + LAUNCH_GRACE_S +
+				      2 * LAUNCH_KILL_S) * 1000;
 	return 0;
 }
 
@@ -246,16 +216,45 @@ static struct running *find_job(const char *id)
 	return NULL;
 }
 
-static void report_end(int sock, struct running *r)
+/* The stages' wait statuses from the supervisor's report; its own status
+ * stands for capture's when it reported nothing (it could not start, or
+ * refused the job's options before starting any stage). */
+static void read_report(struct running *r, int sup_status, int32_t st[2],
+			int32_t *timed_out)
+{
+	char buf[256], *line, *save = NULL;
+	ssize_t n = read(r->report, buf, sizeof(buf) - 1);
+	bool any = false;
+
+	st[0] = sup_status;
+	st[1] = 0;
+	buf[n > 0 ? n : 0] = 0;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		int v;
+
+		if (sscanf(line, "capture %d", &v) == 1) {
+			st[0] = v;
+			any = true;
+		} else if (sscanf(line, "unwind %d", &v) == 1) {
+			st[1] = v;
+		} else if (sscanf(line, "timed_out %d", &v) == 1) {
+			*timed_out = v;
+		}
+	}
+	if (!any)
+		st[0] = sup_status ? sup_status : 127 << 8;
+}
+
+static void report_end(int sock, struct running *r, int sup_status)
 {
 	struct launch_msg m;
 
 	memset(&m, 0, sizeof(m));
 	m.op = LAUNCH_ENDED;
 	memcpy(m.id, r->id, sizeof(m.id));
-	m.status[0] = r->status[0];
-	m.status[1] = r->status[1];
-	m.timed_out = r->timed_out;
+	read_report(r, sup_status, m.status, &m.timed_out);
+	close(r->report);
 	launcher_send(sock, &m, -1, -1);
 	*r = jobs[--n_jobs];
 }
@@ -265,79 +264,55 @@ static void reap(int sock)
 	pid_t pid;
 	int st;
 
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		for (size_t i = 0; i < n_jobs; i++) {
-			struct running *r = &jobs[i];
-
-			for (int k = 0; k < 2; k++)
-				if (r->pid[k] == pid) {
-					r->pid[k] = 0;
-					r->status[k] = st;
-				}
-			if (!r->pid[0] && !r->pid[1]) {
-				report_end(sock, r);
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		for (size_t i = 0; i < n_jobs; i++)
+			if (jobs[i].pid == pid) {
+				report_end(sock, &jobs[i], st);
 				break;
 			}
-		}
-	}
 }
 
-/* The server is gone: captures are stopped as at --duration's end, and
- * what does not end within 5 s is killed. */
+/* The server is gone: each job is stopped as at its duration's end, and
+ * a supervisor that has not ended when its own grace for its stages is
+ * over is killed (its capture has SIGINT as its parent-death signal). */
 static void stop_all(void)
 {
 	struct timespec tick = { 0, 50 * 1000 * 1000 };
 
 	for (size_t i = 0; i < n_jobs; i++)
-		if (jobs[i].pid[0])
-			kill(jobs[i].pid[0], SIGINT);
-	for (int t = 0; t < 100 && n_jobs; t++) {
+		kill(jobs[i].pid, SIGINT);
+	for (int t = 0; t < 240 && n_jobs; t++) {
 		pid_t pid;
 		int st;
 
 		while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
 			for (size_t i = 0; i < n_jobs; i++)
-				for (int k = 0; k < 2; k++)
-					if (jobs[i].pid[k] == pid)
-						jobs[i].pid[k] = 0;
-		for (size_t i = 0; i < n_jobs;)
-			if (!jobs[i].pid[0] && !jobs[i].pid[1])
-				jobs[i] = jobs[--n_jobs];
-			else
-				i++;
-		nanosleep(&tick, NULL);
+				if (jobs[i].pid == pid) {
+					close(jobs[i].report);
+					jobs[i] = jobs[--n_jobs];
+					break;
+				}
+		if (n_jobs)
+			nanosleep(&tick, NULL);
 	}
 	for (size_t i = 0; i < n_jobs; i++)
-		for (int k = 0; k < 2; k++)
-			if (jobs[i].pid[k])
-				kill(jobs[i].pid[k], SIGKILL);
+		kill(jobs[i].pid, SIGKILL);
 }
 
-/* A job past its duration and grace is stopped as a stop request
- * would, and killed if that does not end it. Returns the poll timeout
- * to the next deadline. */
+/* A supervisor still there past its job's every bound is killed (its
+ * capture has SIGINT as its parent-death signal); the poll timeout to
+ * the next such deadline. */
 static int enforce_deadlines(void)
 {
 	int64_t now = cpa_mono_ms(), next = -1;
 
 	for (size_t i = 0; i < n_jobs; i++) {
-		struct running *r = &jobs[i];
-		int64_t at;
-
-		if (r->pid[0] && now >= r->stop_at && !r->timed_out) {
-			kill(r->pid[0], SIGINT);
-			r->timed_out = true;
+		if (now >= jobs[i].kill_at) {
+			kill(jobs[i].pid, SIGKILL);
+			jobs[i].kill_at = now + 1000;
 		}
-		if (now >= r->kill_at && (r->pid[0] || r->pid[1])) {
-			kill(-(r->pid[0] ? r->pid[0] : r->pid[1]), SIGKILL);
-			for (int k = 0; k < 2; k++)
-				if (r->pid[k])
-					kill(r->pid[k], SIGKILL);
-			r->kill_at = now + 1000;
-		}
-		at = r->timed_out ? r->kill_at : r->stop_at;
-		if (next < 0 || at < next)
-			next = at;
+		if (next < 0 || jobs[i].kill_at < next)
+			next = jobs[i].kill_at;
 	}
 	if (next < 0)
 		return -1;
@@ -393,8 +368,8 @@ static void launcher_loop(int sock)
 				launcher_send(sock, &e, -1, -1);
 			}
 			if (rc > 0 && m.op == LAUNCH_STOP &&
-			    (r = find_job(m.id)) && r->pid[0])
-				kill(r->pid[0], SIGINT);
+			    (r = find_job(m.id)) && r->pid)
+				kill(r->pid, SIGINT);
 			for (int i = 0; i < 2; i++)
 				if (fds[i] >= 0)
 					close(fds[i]);
@@ -403,8 +378,7 @@ static void launcher_loop(int sock)
 	stop_all();
 }
 
-int launcher_start(const char *capture, const char *unwind,
-		   uint64_t max_stream_bytes)
+int launcher_start(const char *supervise, uint64_t max_stream_bytes)
 {
 	int sv[2];
 	pid_t parent = getpid(), pid;
@@ -424,8 +398,7 @@ int launcher_start(const char *capture, const char *unwind,
 		if (getppid() != parent)
 			_exit(0);
 		prctl(PR_SET_NAME, "cpa-serve-jobs");
-		capture_path = capture;
-		unwind_path = unwind;
+		supervise_path = supervise;
 		max_stream = max_stream_bytes;
 		launcher_loop(sv[1]);
 		free(jobs);

@@ -2,7 +2,7 @@
 /*
  * The privileged half of cpa-serve. Forked before the server drops its
  * capabilities, it keeps them only to start each job's cpa-capture and
- * cpa-unwind with the split `cpa monitor` uses, and hears nothing but
+ * cpa-unwind through cpa-supervise, as `cpa monitor` does, and hears nothing but
  * fixed-size messages on a socket: start a job of this spec, stop it.
  * It builds every argument itself, so the server cannot make it run
  * anything else.
@@ -29,15 +29,14 @@ struct launch_msg {
 };
 
 /* A job runs at most its duration and this; then it is stopped, and
- * killed LAUNCH_KILL_S later. */
+ * killed LAUNCH_KILL_S later (cpa-supervise --grace, and its stop). */
 #define LAUNCH_GRACE_S 60
 #define LAUNCH_KILL_S 10
 
 /* Forks the launcher; returns the server's end of its socket, or -1.
- * capture and unwind are the tools' paths; max_stream bounds the bytes
+ * supervise is cpa-supervise's path; max_stream bounds the bytes
  * cpa-unwind may write of a job's stream (0: no bound). */
-int launcher_start(const char *capture, const char *unwind,
-		   uint64_t max_stream);
+int launcher_start(const char *supervise, uint64_t max_stream);
 
 /* Sends a message, with fds[2] when out_fd >= 0. 0 or -1. */
 int launcher_send(int sock, const struct launch_msg *m, int out_fd,

@@ -133,8 +133,7 @@ int main(int argc, char **argv)
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0)
 		cpa_die("signalfd: %s", strerror(errno));
-	sock = launcher_start(run_tool("cpa-capture"), run_tool("cpa-unwind"),
-			      o.limits.max_job);
+	sock = launcher_start(run_tool("cpa-supervise"), o.limits.max_job);
 	if (sock < 0)
 		cpa_die("cannot start the job launcher: %s", strerror(errno));
 	own_state_dir(o.state_dir, o.user);

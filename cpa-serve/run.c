@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "child.h"
 #include "run.h"
 
 #define N_TOOLS 4
@@ -30,45 +31,6 @@ static struct {
 } tools[N_TOOLS];
 static pthread_mutex_t tools_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static bool executable(const char *p)
-{
-	return access(p, X_OK) == 0;
-}
-
-static void find_tool(const char *name, char *out, size_t outlen)
-{
-	char self[PATH_MAX], *slash, *path, *save = NULL, *dir;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n > 0) {
-		self[n] = 0;
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = 0;
-			/* installed side by side, or the build tree's
-			 * cpa-serve/ next to cpa-query/ */
-			if ((size_t)snprintf(out, outlen, "%s/%s", self,
-					     name) < outlen && executable(out))
-				return;
-			if ((size_t)snprintf(out, outlen, "%s/../%s/%s", self,
-					     name, name) < outlen &&
-			    executable(out))
-				return;
-		}
-	}
-	path = cpa_strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-	for (dir = strtok_r(path, ":", &save); dir;
-	     dir = strtok_r(NULL, ":", &save)) {
-		if ((size_t)snprintf(out, outlen, "%s/%s", dir, name) <
-			    outlen && executable(out)) {
-			free(path);
-			return;
-		}
-	}
-	free(path);
-	snprintf(out, outlen, "%s", name);
-}
-
 const char *run_tool(const char *name)
 {
 	const char *found = name;
@@ -77,7 +39,7 @@ const char *run_tool(const char *name)
 	for (int i = 0; i < N_TOOLS; i++) {
 		if (!tools[i].name) {
 			tools[i].name = name;
-			find_tool(name, tools[i].path, sizeof(tools[i].path));
+			cpa_find_tool(name, tools[i].path, sizeof(tools[i].path));
 		}
 		if (!strcmp(tools[i].name, name)) {
 			found = tools[i].path;

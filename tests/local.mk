@@ -9,7 +9,7 @@ AM_BATS_LOG_FLAGS = --tap
 AM_TESTS_ENVIRONMENT = \
 	CPA_SRCDIR='$(abs_top_srcdir)' CPA_BUILDDIR='$(abs_top_builddir)' \
 	CPA_WITHOUT='$(CPA_WITHOUT)' \
-	PATH='$(abs_top_builddir)/cpa-push:$(abs_top_builddir)/cpa-serve:$(abs_top_builddir)/cpa-capture:$(abs_top_builddir)/cpa-unwind:$(abs_top_builddir)/cpa-store:$(abs_top_builddir)/cpa-query:$(abs_top_builddir)/cpa-render:$(abs_top_srcdir)/scripts:'"$$PATH"; \
+	PATH='$(abs_top_builddir)/cpa-supervise:$(abs_top_builddir)/cpa-push:$(abs_top_builddir)/cpa-serve:$(abs_top_builddir)/cpa-capture:$(abs_top_builddir)/cpa-unwind:$(abs_top_builddir)/cpa-store:$(abs_top_builddir)/cpa-query:$(abs_top_builddir)/cpa-render:$(abs_top_srcdir)/scripts:'"$$PATH"; \
 	export CPA_SRCDIR CPA_BUILDDIR CPA_WITHOUT PATH;
 
 UNIT_LDADD = $(LIBCPA) $(ZLIB_LIBS) $(M_LIBS)

@@ -6,7 +6,7 @@
 : "${CPA_SRCDIR:=$(cd "$(dirname "${BATS_TEST_FILENAME}")/../.." && pwd)}"
 : "${CPA_BUILDDIR:=$CPA_SRCDIR/build}"
 case "$CPA_BUILDDIR" in /*) ;; *) CPA_BUILDDIR="$CPA_SRCDIR/$CPA_BUILDDIR" ;; esac
-for t in capture unwind store query render serve push; do
+for t in capture unwind store query render serve push supervise; do
 	case ":$PATH:" in *":$CPA_BUILDDIR/cpa-$t:"*) ;; *) PATH="$CPA_BUILDDIR/cpa-$t:$PATH" ;; esac
 done
 PATH="$CPA_SRCDIR/scripts:$PATH"

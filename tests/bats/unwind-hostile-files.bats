@@ -12,8 +12,8 @@ bats_require_minimum_version 1.5.0
 load helper
 
 GOOD_CHAIN='main;run;level_a;level_b;hot_leaf'
-# cpa monitor's unwind stage (scripts/cpa): no CAP_SYS_ADMIN
-UNWIND_CAPS=(setpriv --bounding-set=-all,+sys_ptrace,+dac_read_search,+syslog --)
+# cpa monitor's unwind stage, as the stage table gives it: no CAP_SYS_ADMIN
+UNWIND_CAPS=(cpa-supervise --exec-as=unwind)
 
 setup_file() {
 	B=$BATS_FILE_TMPDIR
@@ -32,7 +32,6 @@ setup_file() {
 
 setup() {
 	require_bpf
-	command -v setpriv >/dev/null || skip_missing "setpriv (util-linux) not installed"
 	T=$BATS_TEST_TMPDIR
 	B=$BATS_FILE_TMPDIR
 	PIPE_PIDS=""

@@ -1,0 +1,18 @@
+# cpa-supervise: see docs/man/cpa-supervise.1
+# Everything but main() is one library, linked by the program and its tests.
+noinst_LIBRARIES += cpa-supervise/libsupervise.a
+cpa_supervise_libsupervise_a_SOURCES = \
+	cpa-supervise/stages.c cpa-supervise/stages.h \
+	cpa-supervise/supervise.c cpa-supervise/supervise.h \
+	cpa-supervise/watchdog.c cpa-supervise/watchdog.h \
+	cpa-supervise/status.c cpa-supervise/status.h
+SUPERVISE_LIBS = cpa-supervise/libsupervise.a $(LIBCPA_BASE)
+bin_PROGRAMS += cpa-supervise/cpa-supervise
+cpa_supervise_cpa_supervise_SOURCES = cpa-supervise/main.c
+cpa_supervise_cpa_supervise_LDADD = $(SUPERVISE_LIBS)
+dist_man1_MANS += docs/man/cpa-supervise.1
+
+# The stage table against running stages, docs/security.md and the units;
+# option checks, --duration and the watchdog; one-shot profiles (Ctrl-C,
+# whole files) and the config file against the command line.
+TESTS += tests/bats/supervise.bats tests/bats/oneshot.bats tests/bats/config.bats

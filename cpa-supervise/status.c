@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+#include <config.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "stages.h"
+#include "status.h"
+#include "timeparse.h"
+
+#define MAX_KEYS 128
+
+struct kv {
+	char key[64];
+	char val[1024];
+};
+
+/* key=value lines of a file, at most MAX_KEYS; -1 when unreadable. */
+static int read_kv(const char *path, struct kv *kv, int max)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		char *eq = strchr(line, '=');
+
+		if (!eq)
+			continue;
+		*eq = 0;
+		eq[strcspn(eq + 1, "\n") + 1] = 0;
+		snprintf(kv[n].key, sizeof(kv[n].key), "%.63s", line);
+		snprintf(kv[n].val, sizeof(kv[n].val), "%.1023s", eq + 1);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static const char *lookup(const struct kv *kv, int n, const char *key)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(kv[i].key, key))
+			return kv[i].val;
+	return NULL;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* One stage's row; its share of a core added to *total. */
+static void stage_row(const char *name, const char *path, double *total)
+{
+	static struct kv kv[MAX_KEYS];
+	int n = path ? read_kv(path, kv, MAX_KEYS) : -1;
+	double cpu = 0, rss = 0, age = 0;
+	const char *v;
+
+	if (n < 0) {
+		printf("%-8s %s\n", name, "(no statistics yet)");
+		return;
+	}
+	if ((v = lookup(kv, n, "time_ns")))
+		age = ((double)cpa_now_ns() - strtod(v, NULL)) / 1e9;
+	if ((v = lookup(kv, n, "cpu_pct")))
+		cpu = strtod(v, NULL);
+	if ((v = lookup(kv, n, "rss_kb")))
+		rss = strtod(v, NULL) / 1024;
+	printf("%-8s %8.2f %9.1f %9.1f", name, cpu, rss, age);
+	for (int i = 0; i < n; i++) {
+		static const char *const own[] = {
+			"tool", "pid", "uptime_s", "cpu_s", "time_ns",
+			"cpu_pct", "rss_kb",
+		};
+		char rate_key[80];
+		bool skip = ends_with(kv[i].key, "_per_s");
+
+		for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++)
+			skip |= !strcmp(kv[i].key, own[k]);
+		if (skip)
+			continue;
+		printf(" %s=%s", kv[i].key, kv[i].val);
+		snprintf(rate_key, sizeof(rate_key), "%.63s_per_s", kv[i].key);
+		if ((v = lookup(kv, n, rate_key)))
+			printf("(%s/s)", v);
+	}
+	putchar('\n');
+	*total += cpu;
+}
+
+int status_print(const char *run_dir)
+{
+	char path[4200];
+	static struct kv kv[MAX_KEYS];
+	const char *restarts, *hung;
+	double total = 0;
+	long pid = 0;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/monitor.pid", run_dir);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	if (pid <= 0 || (kill((pid_t)pid, 0) < 0 && errno == ESRCH)) {
+		cpa_err("no running monitor (no live %s)", path);
+		return CPA_EXIT_FAILURE;
+	}
+	snprintf(path, sizeof(path), "%s/stages", run_dir);
+	n = read_kv(path, kv, MAX_KEYS);
+	if (n < 0)
+		n = 0;
+	restarts = lookup(kv, n, "restarts");
+	hung = lookup(kv, n, "hung");
+	printf("cpa monitor pid %ld, pipeline restarts %s (%s for a hung "
+	       "stage)\n", pid, restarts ? restarts : "0", hung ? hung : "0");
+	printf("%-8s %8s %9s %9s %s\n", "stage", "cpu%", "rss_MB", "age_s",
+	       "counters");
+	for (int i = 0; i < n; i++) {
+		char key[80];
+
+		if (!stage_find(kv[i].key))
+			continue;
+		snprintf(key, sizeof(key), "%.63s.stats", kv[i].key);
+		stage_row(kv[i].key, lookup(kv, n, key), &total);
+	}
+	printf("total cost: %.2f%% of one core\n", total);
+	return 0;
+}
