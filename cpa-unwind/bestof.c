@@ -63,3 +63,21 @@ enum chain_choice choose_chain(struct unwinder *u, struct proc *p,
 		return CHOSE_FP;
 	return nfp > dwarf->n ? CHOSE_FP : CHOSE_DWARF;
 }
+
+bool chain_whole(struct unwinder *u, struct proc *p, enum chain_choice choice,
+		 const struct walk_result *dwarf, const uint64_t *fp,
+		 unsigned nfp)
+{
+	if (choice == CHOSE_DWARF) {
+		if (!dwarf->n)
+			return false;
+		return walk_complete(dwarf) ||
+		       is_root_symbol(frame_raw_name(u, p,
+						     dwarf->ips[dwarf->n - 1],
+						     dwarf->n == 1));
+	}
+	if (choice == CHOSE_FP && nfp)
+		return is_root_symbol(frame_raw_name(u, p, fp[nfp - 1],
+						     nfp == 1));
+	return false;
+}

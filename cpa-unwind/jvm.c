@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Asking JVMs for their perf maps, off the sample path (see jvm.h). */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -7,9 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "jvm.h"
+#include "jvmstructs.h"
+#include "jvmwalk.h"
 #include "jvmattach.h"
 #include "log.h"
 #include "proc.h"
@@ -28,13 +32,15 @@ static uint64_t mono_ms(void)
 struct jvm_job {
 	uint32_t pid;
 	bool ask_flags;		/* first request: -XX:+PreserveFramePointer? */
+	bool layout;		/* read the vmStructs layout, attach to none */
 };
 
 struct jvm_result {
 	uint32_t pid;
 	int rc;
+	bool layout;		/* the answer to a layout job */
 	uint8_t fp;		/* enum jvm_fp */
-	struct jvm_layout layout;	/* read with the first map */
+	struct jvm_layout l;	/* of a layout job */
 };
 
 struct jvm_active {
@@ -51,6 +57,7 @@ struct jvm_attacher {
 	pthread_t thread;
 	bool closing;		/* no more jobs: finish those under way */
 	atomic_bool have_results;
+	bool no_layout;		/* CPA_UNWIND_NO_VMSTRUCTS: maps only */
 	struct jvm_job queue[QUEUE_LEN];
 	unsigned qhead, qlen;
 	struct jvm_result results[QUEUE_LEN];
@@ -97,12 +104,6 @@ static void finish(struct jvm_attacher *a, struct jvm_active *j, int rc,
 		   uint8_t fp, const char *err)
 {
 	uint32_t pid = j->job.pid;
-	struct jvm_layout layout = { 0 };
-	char lerr[256];
-	if (rc == 0 && j->job.ask_flags &&
-	    jvm_layout_read(pid, &layout, lerr, sizeof(lerr)) < 0)
-		cpa_debug("pid %u: interpreted Java frames stay unnamed: %s",
-			  pid, lerr);
 	jvm_target_close(&j->t);
 	if (rc == 0)
 		cpa_debug("pid %u: Java perf map written in %" PRIu64 " ms",
@@ -116,7 +117,42 @@ static void finish(struct jvm_attacher *a, struct jvm_active *j, int rc,
 	a->st.gone += rc == JVM_ATTACH_GONE;
 	if (a->nresults < QUEUE_LEN)
 		a->results[a->nresults++] =
-			(struct jvm_result){ pid, rc, fp, layout };
+			(struct jvm_result){ .pid = pid, .rc = rc, .fp = fp };
+	atomic_store(&a->have_results, true);
+	pthread_cond_broadcast(&a->done);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* A layout job: the JVM's tables read from its memory, nothing asked of
+ * it. rc 0: read, its code cache set up; 1: not set up yet (a JVM still
+ * starting: read again later); -1: no layout, or one without the code
+ * cache (names only): its perf map is asked for instead. */
+static void read_layout(struct jvm_attacher *a, uint32_t pid)
+{
+	struct jvm_result r = { .pid = pid, .layout = true };
+	char mem[64], err[256];
+	uint64_t t0 = mono_ms();
+	snprintf(mem, sizeof(mem), "/proc/%u/mem", pid);
+	int fd = open(mem, O_RDONLY | O_CLOEXEC);
+	r.rc = jvm_layout_read(pid, fd, &r.l, err, sizeof(err)) < 0 ? -1
+	       : r.l.code_ok					    ? 0
+	       : r.l.code_described				    ? 1
+									    : -1;
+	if (fd >= 0)
+		close(fd);
+	r.fp = r.l.fp;
+	if (r.rc < 0)
+		cpa_debug("pid %u: no JVM layout: %s", pid,
+			  r.l.ok ? "no code cache in its vmStructs" : err);
+	else
+		cpa_debug("pid %u: JDK %u layout read in %" PRIu64 " ms%s", pid,
+			  r.l.major, mono_ms() - t0,
+			  r.rc ? ", code cache not set up yet" : "");
+	pthread_mutex_lock(&a->lock);
+	a->st.layouts += r.rc == 0;
+	a->st.layout_failures += r.rc < 0;
+	if (a->nresults < QUEUE_LEN)
+		a->results[a->nresults++] = r;
 	atomic_store(&a->have_results, true);
 	pthread_cond_broadcast(&a->done);
 	pthread_mutex_unlock(&a->lock);
@@ -132,6 +168,10 @@ static bool step(struct jvm_attacher *a, struct jvm_active *j)
 	char err[256] = "";
 	uint8_t fp = JVM_FP_UNKNOWN;
 	int rc;
+	if (j->job.layout) {
+		read_layout(a, j->job.pid);
+		return false;
+	}
 	if (!j->opened) {
 		j->opened = true;
 		j->start_ms = mono_ms();
@@ -195,6 +235,8 @@ static void *attacher_main(void *arg)
 struct jvm_attacher *jvm_attacher_new(void)
 {
 	struct jvm_attacher *a = cpa_calloc(1, sizeof(*a));
+	const char *nl = getenv("CPA_UNWIND_NO_VMSTRUCTS");
+	a->no_layout = nl && *nl && strcmp(nl, "0");
 	pthread_condattr_t ca;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -252,18 +294,71 @@ static bool has_result(const struct jvm_attacher *a, uint32_t pid)
 	return false;
 }
 
+/* Waits, under the lock, at most wait_ns from now for a result for pid. */
+static bool wait_result(struct jvm_attacher *a, uint32_t pid, uint64_t wait_ns)
+{
+	/* from now: the sample may have spent its --load-wait on
+	 * libjvm.so already */
+	uint64_t from = cpa_mono_ns();
+	uint64_t until = from + wait_ns;
+	if (until < from)
+		until = UINT64_MAX;
+	struct timespec ts = cpa_timespec(until);
+	bool arrived;
+	while (!(arrived = has_result(a, pid)))
+		if (pthread_cond_timedwait(&a->done, &a->lock, &ts))
+			break;
+	return arrived || has_result(a, pid);
+}
+
+bool jvm_prepare(struct jvm_attacher *a, struct proctab *procs,
+		 struct proc *p, uint64_t now_ns, uint64_t wait_ns)
+{
+	struct jvm_proc *j = &p->jvm;
+	j->now_ns = now_ns;
+	if (j->code)
+		return true;
+	/* for tests: the perf map alone, as for a JVM without vmStructs */
+	if (a && a->no_layout)
+		j->layout_state = JVM_LAYOUT_FAILED;
+	if (!a || j->layout_state == JVM_LAYOUT_FAILED || !jvm_is_jvm(p))
+		return false;
+	bool arrived = false;
+	pthread_mutex_lock(&a->lock);
+	if (j->layout_state == JVM_LAYOUT_NONE && now_ns >= j->layout_next_ns &&
+	    a->qlen < QUEUE_LEN) {
+		a->queue[(a->qhead + a->qlen++) % QUEUE_LEN] =
+			(struct jvm_job){ .pid = p->pid, .layout = true };
+		j->layout_state = JVM_LAYOUT_PENDING;
+		j->layout_waited = false;
+		pthread_cond_signal(&a->cond);
+	}
+	if (j->layout_state == JVM_LAYOUT_PENDING && !j->layout_waited) {
+		j->layout_waited = true;
+		arrived = wait_result(a, p->pid, wait_ns);
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (arrived)
+		jvm_attacher_poll(a, procs, now_ns);
+	return j->code != NULL;
+}
+
 bool jvm_map_missed(struct jvm_attacher *a, struct proc *p, uint64_t now_ns,
 		    uint64_t wait_ns)
 {
 	struct jvm_proc *j = &p->jvm;
-	if (!a || j->refused || (!j->pending && now_ns < j->next_ns) ||
+	/* a JVM whose code cache is read needs no map, nor one whose code
+	 * cache is not set up yet: only one without a layout is asked */
+	if (!a || j->code || j->layout_state != JVM_LAYOUT_FAILED ||
+	    j->refused || (!j->pending && now_ns < j->next_ns) ||
 	    !jvm_is_jvm(p))
 		return false;
 	bool arrived = false;
 	pthread_mutex_lock(&a->lock);
 	if (!j->pending && a->qlen < QUEUE_LEN) {
 		a->queue[(a->qhead + a->qlen++) % QUEUE_LEN] =
-			(struct jvm_job){ p->pid, j->fp == JVM_FP_UNKNOWN };
+			(struct jvm_job){ .pid = p->pid,
+				    .ask_flags = j->fp == JVM_FP_UNKNOWN };
 		a->st.requests++;
 		j->pending = true;
 		j->waited = false;
@@ -278,20 +373,46 @@ bool jvm_map_missed(struct jvm_attacher *a, struct proc *p, uint64_t now_ns,
 	 * first is named too. */
 	if (j->pending && !j->waited) {
 		j->waited = true;
-		/* from now: the sample may have spent its --load-wait on
-		 * libjvm.so already */
-		uint64_t from = cpa_mono_ns();
-		uint64_t until = from + wait_ns;
-		if (until < from)
-			until = UINT64_MAX;
-		struct timespec ts = cpa_timespec(until);
-		while (!(arrived = has_result(a, p->pid)))
-			if (pthread_cond_timedwait(&a->done, &a->lock, &ts))
-				break;
-		arrived = arrived || has_result(a, p->pid);
+		arrived = wait_result(a, p->pid, wait_ns);
 	}
 	pthread_mutex_unlock(&a->lock);
 	return arrived;
+}
+
+/* A layout read: names at once, the code cache when it is set up, else
+ * read again later (a JVM still starting). */
+static void apply_layout(struct jvm_proc *j, const struct jvm_result *r,
+			 uint64_t now_ns)
+{
+	if (r->l.ok)
+		j->interp.layout = r->l;	/* names, at least */
+	if (r->rc < 0) {
+		j->layout_state = JVM_LAYOUT_FAILED;
+		return;
+	}
+	if (r->fp != JVM_FP_UNKNOWN)
+		j->fp = r->fp;
+	if (r->rc == 0) {
+		j->layout_state = JVM_LAYOUT_DONE;
+		if (!j->code)
+			j->code = cpa_calloc(1, sizeof(*j->code));
+		return;
+	}
+	j->layout_state = JVM_LAYOUT_NONE;
+	j->layout_backoff_ms = j->layout_backoff_ms
+				       ? j->layout_backoff_ms * 2
+				       : FIRST_BACKOFF_MS;
+	if (j->layout_backoff_ms > MAX_BACKOFF_MS)
+		j->layout_backoff_ms = MAX_BACKOFF_MS;
+	j->layout_next_ns = now_ns + (uint64_t)j->layout_backoff_ms * 1000000u;
+}
+
+void jvm_proc_free(struct jvm_proc *j)
+{
+	jvm_code_free(j->code);
+	free(j->code);
+	jvm_interp_free(&j->interp);
+	memset(j, 0, sizeof(*j));
 }
 
 void jvm_attacher_poll(struct jvm_attacher *a, struct proctab *procs,
@@ -312,13 +433,15 @@ void jvm_attacher_poll(struct jvm_attacher *a, struct proctab *procs,
 		if (!p)
 			continue;	/* exited meanwhile */
 		struct jvm_proc *j = &p->jvm;
+		if (res[i].layout) {
+			apply_layout(j, &res[i], now_ns);
+			continue;
+		}
 		j->pending = false;
 		if (res[i].rc == 0) {
 			perfmap_recheck(&p->jit);
 			if (res[i].fp != JVM_FP_UNKNOWN)
 				j->fp = res[i].fp;
-			if (res[i].layout.ok)
-				j->interp.layout = res[i].layout;
 			/* the backoff counts from the map, not the ask */
 			j->next_ns = now_ns + (uint64_t)j->backoff_ms * 1000000u;
 		} else if (res[i].rc != JVM_ATTACH_CANCELLED) {
@@ -340,6 +463,21 @@ void jvm_attacher_stats(struct jvm_attacher *a, struct jvm_stats *st)
 unsigned jvm_trusted_frames(struct proc *p, const uint64_t *ips, unsigned n,
 			    uint64_t now_ns)
 {
+	if (p->jvm.fp == JVM_FP_NO && p->jvm.code) {
+		/* the code cache says which frames are compiled */
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t pc = i ? ips[i] - 1 : ips[i];
+			const struct jvm_blob *b =
+				jvm_in_code(p, pc)
+					? jvm_blob_at(p->jvm.code,
+						      &p->jvm.interp.layout,
+						      jvm_memfd(p), pc, now_ns)
+					: NULL;
+			if (b && b->kind != JVM_BLOB_INTERP)
+				return i + 1;
+		}
+		return n;
+	}
 	if (p->jvm.fp != JVM_FP_NO ||
 	    perfmap_refresh(&p->jit, p->pid, now_ns) < 0)
 		return n;

@@ -17,11 +17,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jvmcode.h"
 #include "jvminterp.h"
 
 enum jvm_kind { JVM_UNKNOWN = 0, JVM_YES, JVM_NO };
 /* -XX:+PreserveFramePointer, asked with the first map */
 enum jvm_fp { JVM_FP_UNKNOWN = 0, JVM_FP_YES, JVM_FP_NO };
+
+/* The layout: not read yet, being read, read, or not to be had. */
+enum jvm_layout_state { JVM_LAYOUT_NONE = 0, JVM_LAYOUT_PENDING,
+			JVM_LAYOUT_DONE, JVM_LAYOUT_FAILED };
 
 /* A process's side of it, in struct proc. */
 struct jvm_proc {
@@ -30,14 +35,21 @@ struct jvm_proc {
 	bool waited;		/* a sample waited for its answer */
 	bool refused;		/* it failed for good: not asked again */
 	uint8_t fp;		/* enum jvm_fp */
+	uint8_t layout_state;	/* enum jvm_layout_state */
+	bool layout_waited;
 	uint32_t checked_nmaps;
 	uint32_t backoff_ms;	/* before the next request */
 	uint64_t next_ns;	/* monotonic: no request before */
-	struct jvm_interp interp;	/* naming its interpreted frames */
+	uint32_t layout_backoff_ms;	/* a JVM starting: its code cache */
+	uint64_t layout_next_ns;	/* is not set up yet */
+	uint64_t now_ns;	/* the sample's time, for the code cache */
+	struct jvm_code *code;	/* its code cache, once the layout has it */
+	struct jvm_interp interp;	/* naming its methods */
 };
 
 struct jvm_stats {
 	uint64_t requests, maps, refused, gone;
+	uint64_t layouts, layout_failures;
 };
 
 struct proc;
@@ -51,6 +63,16 @@ struct jvm_attacher *jvm_attacher_new(void);
 void jvm_attacher_free(struct jvm_attacher *a);
 bool jvm_is_jvm(struct proc *p);
 /*
+ * A sample of JVM p at now_ns: its vmStructs layout is read once (on the
+ * attach thread, the sample waiting at most wait_ns for it, once), and
+ * again later while the JVM's code cache is not set up. With the code
+ * cache described, its frames are unwound and named from the JVM's own
+ * memory (jvmwalk.h, jvmcode.h) and its perf map is never asked for.
+ * Returns whether p's code cache is known.
+ */
+bool jvm_prepare(struct jvm_attacher *a, struct proctab *procs,
+		 struct proc *p, uint64_t now_ns, uint64_t wait_ns);
+/*
  * p's JIT address at now_ns is not in its map: asks for one when due, and
  * waits at most wait_ns (once per request) for the answer. True when it
  * came: jvm_attacher_poll, then look again.
@@ -58,10 +80,13 @@ bool jvm_is_jvm(struct proc *p);
 bool jvm_map_missed(struct jvm_attacher *a, struct proc *p, uint64_t now_ns,
 		    uint64_t wait_ns);
 /* Applies finished requests: a process whose JVM wrote its map reads it
- * again on its next JIT frame. Cheap when nothing finished. */
+ * again on its next JIT frame, one whose layout was read gets it. Cheap
+ * when nothing finished. */
 void jvm_attacher_poll(struct jvm_attacher *a, struct proctab *procs,
 		       uint64_t now_ns);
 void jvm_attacher_stats(struct jvm_attacher *a, struct jvm_stats *st);
+/* Releases p's JVM state (exit, exec). */
+void jvm_proc_free(struct jvm_proc *j);
 
 /*
  * Without -XX:+PreserveFramePointer, compiled Java code uses the frame

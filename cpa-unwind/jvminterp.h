@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Interpreted Java frames. HotSpot's interpreter keeps a frame pointer and
- * holds the running Method* at fp - 24 (x86-64); the JVM publishes where
- * the fields that lead from a Method* to its class and name live in its
- * vmStructs tables (gHotSpotVMStructs, gHotSpotVMTypes, exported by
- * libjvm.so). The attach thread reads those tables once per JVM
- * (jvm_layout_read, off the sample path); a sample's interpreted frames
- * are then named from the stack snapshot and /proc/PID/mem, each Method*
- * once.
+ * Naming Java frames. A Method* leads, at the offsets the JVM's vmStructs
+ * give (jvmstructs.h), to its class and name; each is read once per
+ * process from /proc/PID/mem (JVM_METHOD_CACHE names by Method*). The
+ * frames are: interpreted ones, whose Method* HotSpot's interpreter keeps
+ * at fp - 24 (x86-64), and compiled ones, the nmethod's method and the
+ * methods it inlined at the PC (jvmcode.h), "pkg.Class.method_[j]" for
+ * the frame and "_[i]" for each method inlined into it, as native inlined
+ * frames read; the code cache's other blobs (stubs) by their names.
  */
 #ifndef CPA_UNWIND_JVMINTERP_H
 #define CPA_UNWIND_JVMINTERP_H
@@ -16,19 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What the vmStructs tables say, for the fields read here. */
-struct jvm_layout {
-	bool ok;
-	uint32_t method_const;		/* Method::_constMethod */
-	uint32_t cmethod_constants;	/* ConstMethod::_constants */
-	uint32_t cmethod_name_index;	/* ConstMethod::_name_index */
-	uint32_t cpool_holder;		/* ConstantPool::_pool_holder */
-	uint32_t cpool_size;		/* sizeof(ConstantPool): slots follow */
-	uint32_t klass_name;		/* Klass::_name */
-	uint32_t symbol_length, symbol_body;
-};
+#include "jvmstructs.h"
 
-#define JVM_METHOD_CACHE 256
+#define JVM_METHOD_CACHE 1024
 
 /* A JVM process's side: its layout, /proc/PID/mem, names by Method*. */
 struct jvm_interp {
@@ -38,10 +28,6 @@ struct jvm_interp {
 	uint64_t method[JVM_METHOD_CACHE];
 	char *name[JVM_METHOD_CACHE];
 };
-
-/* Reads pid's vmStructs tables through its libjvm.so and memory. */
-int jvm_layout_read(uint32_t pid, struct jvm_layout *l, char *err,
-		    size_t errlen);
 
 struct cpa_raw_sample;
 struct proc;
@@ -60,6 +46,19 @@ bool jvm_interp_fps(struct unwinder *u, struct proc *p,
  * fp, "pkg.Class.method_[j]"; 0 when it cannot be read. */
 uint32_t jvm_interp_frame(struct unwinder *u, struct proc *p,
 			  const struct cpa_raw_sample *s, uint64_t fp);
+/* The id of the interpreted method m's frame, "pkg.Class.method_[j]". */
+uint32_t jvm_method_frame(struct unwinder *u, struct proc *p, uint64_t m);
+/*
+ * The frames of ip in p's code cache into ids (outermost first, at most
+ * max): an nmethod's methods, its own "_[j]" and those it inlined "_[i]";
+ * an interpreted frame by method (from the walk, 0 when unknown); a stub
+ * by its blob's name. Returns how many; 0 when ip is in no blob.
+ */
+unsigned jvm_code_frames(struct unwinder *u, struct proc *p, uint64_t ip,
+			 bool exact, uint64_t method, uint32_t *ids,
+			 unsigned max);
+/* /proc/PID/mem of p, opened on first use; -1 when it cannot be. */
+int jvm_memfd(struct proc *p);
 void jvm_interp_free(struct jvm_interp *ji);
 
 #endif

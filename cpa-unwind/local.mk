@@ -22,6 +22,9 @@ cpa_unwind_libunwind_a_SOURCES = \
 	cpa-unwind/perfmap.c cpa-unwind/perfmap.h \
 	cpa-unwind/jvm.c cpa-unwind/jvm.h \
 	cpa-unwind/jvminterp.c cpa-unwind/jvminterp.h \
+	cpa-unwind/jvmstructs.c cpa-unwind/jvmstructs.h \
+	cpa-unwind/jvmcode.c cpa-unwind/jvmcode.h \
+	cpa-unwind/jvmwalk.c cpa-unwind/jvmwalk.h \
 	cpa-unwind/pycode.c cpa-unwind/pycode.h \
 	cpa-unwind/python.c cpa-unwind/python.h \
 	cpa-unwind/demangle.c cpa-unwind/demangle.h \
@@ -68,8 +71,9 @@ EXTRA_DIST += tests/workloads/cxx_chain.cc tests/workloads/rust_chain.rs \
 
 # Java: JVMs asked for their perf maps; the workload is compiled by the
 # suite with the JDK's javac.
-TESTS += tests/bats/java.bats
+TESTS += tests/bats/java.bats tests/bats/java-jfr.bats
 EXTRA_DIST += tests/bats/java.bats tests/workloads/JavaChain.java \
+	tests/bats/java-jfr.bats tests/workloads/JavaInline.java \
 	bench/java-cost docs/img/java-chain.png
 
 # Hostile objects (tests/hostile/): hostile-elf writes ELF files that cost

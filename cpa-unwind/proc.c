@@ -70,7 +70,7 @@ static void proc_free(struct proctab *t, struct proc *p)
 	free(p->env);
 	free(p->owner_path);
 	perfmap_free(&p->jit);
-	jvm_interp_free(&p->jvm.interp);
+	jvm_proc_free(&p->jvm);
 	pycodes_free(p->py);
 	free(p);
 }

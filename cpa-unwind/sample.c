@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "jvmwalk.h"
 #include "log.h"
 #include "python.h"
 #include "unwind.h"
@@ -142,6 +143,9 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 			proc_read_env(p, u->opts.env_keys);
 		proc_read_owner(p);
 	}
+	/* a JVM: its layout, for unwinding and naming its code cache */
+	bool jcode = p && u->jvm && jvm_is_jvm(p) &&
+		     jvm_prepare(u->jvm, u->procs, p, t0, u->opts.load_wait_ns);
 	bool python = p && (s.flags & CPA_RAW_PY_FRAMES);
 	if (python)
 		python_read_codes(u, p, &s);
@@ -155,10 +159,8 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	const uint64_t *ips = s.user_ips;
 	unsigned nips = s.n_user;
 	enum chain_choice choice = nips ? CHOSE_FP : CHOSE_NONE;
-	bool walked = false;
 	if (p && u->opts.mode != UNWIND_FP && s.stack_len && s.n_regs > CPA_REG_BP) {
 		walk_dwarf(u->procs, p, &s, &u->dwarf);
-		walked = true;
 		if (u->opts.mode == UNWIND_BEST)
 			splice_fp(&u->dwarf, s.user_ips, s.n_user,
 				  s.regs[CPA_REG_BP]);
@@ -177,14 +179,18 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	u->st.chose[choice]++;
 
 	uint32_t n = 0, max = CPA_MAX_STACK_DEPTH;
-	bool cut = false;
-	if (p && nips && u->jvm && jvm_is_jvm(p)) {
+	/* a chain that does not reach its thread's first frame says so */
+	bool cut = nips && !chain_whole(u, p, choice, &u->dwarf, s.user_ips,
+					s.n_user);
+	/* a JVM walked by its own layout is trusted; its FP chain, or one
+	 * walked without it, only where frame pointers are kept */
+	bool jwalk = jcode && choice == CHOSE_DWARF;
+	if (p && nips && u->jvm && !jwalk && jvm_is_jvm(p)) {
 		unsigned keep = jvm_trusted_frames(p, ips, nips, t0);
-		cut = keep < nips;
+		cut |= keep < nips;
 		nips = keep;
 	}
-	if (cut || (choice == CHOSE_DWARF && walked &&
-		    u->dwarf.end == WALK_TRUNCATED) ||
+	if (cut ||
 	    (python && (s.py_flags & (CPA_PY_TRUNCATED | CPA_PY_BROKEN)))) {
 		u->frames[n++] = u->id_truncated;
 		u->st.truncated++;
@@ -193,13 +199,25 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	 * kernel chain on top of it */
 	if (nips > max - n - s.n_kernel)
 		nips = max - n - s.n_kernel;
-	/* interpreted Java methods, named by the Method* their frames hold */
-	bool interp = p && u->jvm && jvm_is_jvm(p) &&
+	/* interpreted Java methods, named by the Method* their frames hold:
+	 * found by the walk, or along the frame pointers */
+	bool interp = p && u->jvm && !jwalk && jvm_is_jvm(p) &&
 		      jvm_interp_fps(u, p, &s, ips, nips, u->jfp);
 	if (python)	/* the interpreter's frames in place (python.c) */
 		n += python_splice(u, p, &s, ips, nips, u->frames + n,
 				   max - n - s.n_kernel);
 	for (unsigned i = python ? 0 : nips; i-- > 0;) {
+		uint64_t pc = i ? ips[i] - 1 : ips[i];
+		if (jcode && jvm_in_code(p, pc)) {
+			unsigned k = jvm_code_frames(
+				u, p, ips[i], i == 0, jwalk ? u->dwarf.method[i]
+							    : 0,
+				u->frames + n, max - n - s.n_kernel);
+			if (k) {
+				n += k;
+				continue;
+			}
+		}
 		uint32_t id = interp && u->jfp[i]
 				      ? jvm_interp_frame(u, p, &s, u->jfp[i])
 				      : 0;
@@ -303,8 +321,7 @@ int unwind_task(struct unwinder *u, const struct cpa_record *rec, char *err,
 			proc_clear_mappings(u->procs, p);
 			proc_forget_read(p);
 			proc_drop_caches(p);
-			jvm_interp_free(&p->jvm.interp);
-			memset(&p->jvm, 0, sizeof(p->jvm));
+			jvm_proc_free(&p->jvm);
 		}
 		break;
 	}

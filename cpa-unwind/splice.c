@@ -41,8 +41,10 @@ bool splice_fp(struct walk_result *d, const uint64_t *fp, unsigned nfp,
 		if (from == 0)
 			return false;
 	}
-	while (from < nfp && d->n < WALK_MAX_FRAMES)
+	while (from < nfp && d->n < WALK_MAX_FRAMES) {
+		d->method[d->n] = 0;
 		d->ips[d->n++] = fp[from++];
+	}
 	d->end = WALK_SPLICED;
 	return true;
 }

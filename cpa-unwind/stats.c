@@ -59,6 +59,8 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 		fprintf(f, "  java attach    requests=%" PRIu64 " maps=%" PRIu64
 			   " refused=%" PRIu64 " gone=%" PRIu64 "\n",
 			js.requests, js.maps, js.refused, js.gone);
+		fprintf(f, "  java layout    read=%" PRIu64 " failed=%" PRIu64
+			   "\n", js.layouts, js.layout_failures);
 	}
 	fprintf(f, "  unresolved     user=%" PRIu64 " kernel=%" PRIu64 "\n",
 		st->unresolved_user, st->unresolved_kernel);

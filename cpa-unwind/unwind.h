@@ -133,6 +133,12 @@ bool is_root_symbol(const char *raw);
 enum chain_choice choose_chain(struct unwinder *u, struct proc *p,
 			       const struct walk_result *dwarf,
 			       const uint64_t *fp, unsigned nfp);
+/* Whether the chosen chain reaches its thread's first frame: a walk that
+ * ended where CFI or a zero return address ends a chain, or at a known
+ * root function. A chain that does not is rooted at [truncated]. */
+bool chain_whole(struct unwinder *u, struct proc *p, enum chain_choice choice,
+		 const struct walk_result *dwarf, const uint64_t *fp,
+		 unsigned nfp);
 
 /* stats.c */
 void stats_record_latency(struct unwind_stats *st, uint64_t ns);

@@ -2,11 +2,8 @@
 /* Per-frame DWARF CFI stepping over a stack snapshot. */
 #include <string.h>
 
+#include "jvmwalk.h"
 #include "walk.h"
-
-/* A read this far past the end of a snapshot cut by the capture's size
- * limit is taken for a cut stack; further away it is a wrong address. */
-#define TRUNCATION_WINDOW (8u << 20)
 
 static const char *const end_names[WALK_END_COUNT] = {
 	[WALK_OUTERMOST] = "outermost",
@@ -25,26 +22,6 @@ static const char *const end_names[WALK_END_COUNT] = {
 const char *walk_end_name(unsigned end)
 {
 	return end < WALK_END_COUNT ? end_names[end] : "unknown";
-}
-
-struct snapshot {
-	const uint8_t *bytes;
-	uint64_t base, end;	/* user addresses the bytes cover */
-	bool cut;		/* the capture's size limit cut the copy */
-};
-
-/* Reads the u64 at user address addr from the snapshot; on failure sets
- * *why to the reason the walk ends. */
-static inline bool rd(const struct snapshot *ss, uint64_t addr, uint64_t *v,
-		      uint8_t *why)
-{
-	if (addr >= ss->base && addr <= ss->end - 8 && ss->end - ss->base >= 8) {
-		memcpy(v, ss->bytes + (addr - ss->base), 8);
-		return true;
-	}
-	*why = addr >= ss->end && addr - ss->end < TRUNCATION_WINDOW && ss->cut
-		       ? WALK_TRUNCATED : WALK_BAD_STACK;
-	return false;
 }
 
 /* The CFI row for pc in p, or NULL with *why set when there is none. */
@@ -71,14 +48,17 @@ void walk_dwarf(struct proctab *t, struct proc *p,
 {
 	r->n = 0;
 	r->fp_steps = 0;
+	r->jvm_steps = 0;
 	r->bp_known = false;
 	if (s->n_regs <= CPA_REG_BP || s->stack_len < 8 || !s->stack) {
 		r->end = WALK_NO_SNAPSHOT;
-		if (s->n_regs > CPA_REG_IP && s->regs[CPA_REG_IP])
+		if (s->n_regs > CPA_REG_IP && s->regs[CPA_REG_IP]) {
+			r->method[r->n] = 0;
 			r->ips[r->n++] = s->regs[CPA_REG_IP];
+		}
 		return;
 	}
-	struct snapshot ss = {
+	struct walk_stack ss = {
 		.bytes = s->stack,
 		.base = s->regs[CPA_REG_SP],
 		.end = s->regs[CPA_REG_SP] + s->stack_len,
@@ -99,6 +79,21 @@ void walk_dwarf(struct proctab *t, struct proc *p,
 		/* A return address points after the call, possibly past the
 		 * end of the caller's function: look up the call itself. */
 		uint64_t pc = exact ? ip : ip - 1;
+		/* compiled and interpreted Java: the JVM's frame layout */
+		if (jvm_in_code(p, pc)) {
+			r->ips[r->n] = ip;
+			if (jvm_walk_step(p, &ss, exact, &ip, &sp, &bp, &bp_known,
+					  &r->method[r->n++], &why) < 0)
+				break;
+			r->jvm_steps++;
+			exact = false;
+			why = WALK_DEPTH;
+			if (ip == 0) {
+				why = WALK_RA_ZERO;
+				break;
+			}
+			continue;
+		}
 		const struct cfi_row *row = row_for(t, p, pc, &why);
 		uint64_t cfa, ra;
 
@@ -106,14 +101,15 @@ void walk_dwarf(struct proctab *t, struct proc *p,
 		 * outside every mapping is garbage, not a frame. */
 		if (why == WALK_NO_MAPPING && r->n > 0)
 			break;
+		r->method[r->n] = 0;
 		r->ips[r->n++] = ip;
 
 		if (!row) {
 			if (why == WALK_NO_MAPPING || !bp_known ||
-			    bp < sp || !rd(&ss, bp + 8, &ra, &why))
+			    bp < sp || !walk_read(&ss, bp + 8, &ra, &why))
 				break;
 			uint64_t next_bp;
-			if (!rd(&ss, bp, &next_bp, &why))
+			if (!walk_read(&ss, bp, &next_bp, &why))
 				break;
 			r->fp_steps++;
 			sp = bp + 16;
@@ -139,7 +135,7 @@ void walk_dwarf(struct proctab *t, struct proc *p,
 			cfa = bp + (int64_t)row->cfa_off;
 			break;
 		case CFI_CFA_DEREF_SP:
-			if (!rd(&ss, sp + (int64_t)row->cfa_off, &cfa, &why))
+			if (!walk_read(&ss, sp + (int64_t)row->cfa_off, &cfa, &why))
 				goto out;
 			break;
 		case CFI_CFA_PLT:
@@ -156,11 +152,11 @@ void walk_dwarf(struct proctab *t, struct proc *p,
 			why = WALK_OUTERMOST;
 			goto out;
 		case CFI_REG_AT_CFA:
-			if (!rd(&ss, cfa + (int64_t)row->ra_off, &ra, &why))
+			if (!walk_read(&ss, cfa + (int64_t)row->ra_off, &ra, &why))
 				goto out;
 			break;
 		case CFI_REG_AT_SP:
-			if (!rd(&ss, sp + (int64_t)row->ra_off, &ra, &why))
+			if (!walk_read(&ss, sp + (int64_t)row->ra_off, &ra, &why))
 				goto out;
 			break;
 		default:
@@ -172,10 +168,10 @@ void walk_dwarf(struct proctab *t, struct proc *p,
 		case CFI_REG_SAME:
 			break;
 		case CFI_REG_AT_CFA:
-			bp_known = rd(&ss, cfa + (int64_t)row->bp_off, &bp, &why);
+			bp_known = walk_read(&ss, cfa + (int64_t)row->bp_off, &bp, &why);
 			break;
 		case CFI_REG_AT_SP:
-			bp_known = rd(&ss, sp + (int64_t)row->bp_off, &bp, &why);
+			bp_known = walk_read(&ss, sp + (int64_t)row->bp_off, &bp, &why);
 			break;
 		default:
 			bp_known = false;
@@ -206,7 +202,7 @@ unsigned walk_fp(const struct cpa_raw_sample *s, uint64_t *ips, unsigned max)
 {
 	if (max == 0 || s->n_regs <= CPA_REG_BP || !s->regs[CPA_REG_IP])
 		return 0;
-	struct snapshot ss = {
+	struct walk_stack ss = {
 		.bytes = s->stack,
 		.base = s->regs[CPA_REG_SP],
 		.end = s->regs[CPA_REG_SP] + s->stack_len,
@@ -219,7 +215,7 @@ unsigned walk_fp(const struct cpa_raw_sample *s, uint64_t *ips, unsigned max)
 	/* frames lie at rising addresses: one that does not is no frame,
 	 * and the walk cannot loop */
 	while (n < max && s->stack && ss.end >= ss.base && bp >= ss.base &&
-	       rd(&ss, bp, &next, &why) && rd(&ss, bp + 8, &ra, &why) && ra) {
+	       walk_read(&ss, bp, &next, &why) && walk_read(&ss, bp + 8, &ra, &why) && ra) {
 		ips[n++] = ra;
 		if (next <= bp)
 			break;

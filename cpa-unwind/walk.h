@@ -12,6 +12,7 @@
 #define CPA_UNWIND_WALK_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "proc.h"
 #include "stream.h"
@@ -36,12 +37,42 @@ enum walk_end {
 
 struct walk_result {
 	uint64_t ips[WALK_MAX_FRAMES];	/* leaf first; ips[0] is the PC */
+	/* per frame: an interpreted Java frame's Method*, else 0 */
+	uint64_t method[WALK_MAX_FRAMES];
 	uint32_t n;
 	uint32_t fp_steps;	/* frames taken by the rbp fallback */
+	uint32_t jvm_steps;	/* frames stepped by the JVM's layout */
 	uint8_t end;		/* enum walk_end */
 	bool bp_known;		/* bp holds the frame pointer where the */
 	uint64_t bp;		/* walk stopped (for splice_fp) */
 };
+
+/* A sample's stack snapshot: the user addresses its bytes cover. */
+struct walk_stack {
+	const uint8_t *bytes;
+	uint64_t base, end;
+	bool cut;		/* the capture's size limit cut the copy */
+};
+
+/* A read this far past the end of a snapshot cut by the capture's size
+ * limit is taken for a cut stack; further away it is a wrong address. */
+#define WALK_TRUNCATION_WINDOW (8u << 20)
+
+/* Reads the u64 at user address addr from the snapshot; on failure sets
+ * *why to the reason the walk ends. */
+static inline bool walk_read(const struct walk_stack *ss, uint64_t addr,
+			     uint64_t *v, uint8_t *why)
+{
+	if (addr >= ss->base && addr <= ss->end - 8 && ss->end - ss->base >= 8) {
+		memcpy(v, ss->bytes + (addr - ss->base), 8);
+		return true;
+	}
+	*why = addr >= ss->end && addr - ss->end < WALK_TRUNCATION_WINDOW &&
+			       ss->cut
+		       ? WALK_TRUNCATED
+		       : WALK_BAD_STACK;
+	return false;
+}
 
 static inline bool walk_complete(const struct walk_result *r)
 {

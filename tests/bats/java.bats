@@ -1,15 +1,23 @@
 #!/usr/bin/env bats
-# Java: cpa-unwind asks each JVM it samples for its perf map over HotSpot's
-# attach protocol, on OpenJDK 17 (Debian's) and, where it is installed,
-# the Temurin 25 of the CI image. setup_file starts the JVMs, one
-# capture | unwind pipeline for all of them, and the JVMs that start
-# after it, so the file takes about 15 s; each test asserts on one JVM.
-# cpa-unwind waits up to 2 s (--load-wait) for a JVM's first map, so that
-# on a loaded machine too no sample is written before it is there.
+# Java: cpa-unwind reads each JVM it samples from the JVM's own memory
+# (vmStructs: its code cache, frame layout and method names), on OpenJDK 17
+# (Debian's) and, where it is installed, the Temurin 25 of the CI image;
+# a JVM whose tables cannot be read is asked for its perf map over
+# HotSpot's attach protocol instead (CPA_UNWIND_NO_VMSTRUCTS=1 makes a
+# second cpa-unwind on the same capture take that path for every JVM).
+# setup_file starts the JVMs, one capture for all of them teed to the two
+# cpa-unwinds, and the JVMs that start after it, so the file takes about
+# 15 s; each test asserts on one JVM. cpa-unwind waits up to 2 s
+# (--load-wait) for a JVM's layout or first map, so that on a loaded
+# machine too no sample is written before it is there. Inlined methods,
+# JFR as the peer, are tests/bats/java-jfr.bats'.
 load helper
 
 JDK17=/usr/lib/jvm/java-17-openjdk-amd64
 JDK25=/usr/lib/jvm/temurin-25-jdk-amd64
+# the compiled part of the chain, named by a perf map alone (run, called
+# once, may still run in the interpreter)
+COMPILED='cpatest.JavaChain.levelA_[j];cpatest.JavaChain.levelB_[j];cpatest.JavaChain.hotLeaf_[j]'
 # from the spinning thread's Runnable down; interpreted frames named too
 CHAIN='cpatest.JavaChain.lambda$main$0_[j];cpatest.JavaChain.run_[j];cpatest.JavaChain.levelA_[j];cpatest.JavaChain.levelB_[j];cpatest.JavaChain.hotLeaf_[j]'
 
@@ -54,7 +62,7 @@ sampled_enough() {
 	[ "$(date +%s)" -ge $(( $(cat "$T/attached.time") + 7 )) ] || return 1
 	# the refusing JVM given up on (its listener waited for 5 s), before
 	# the capture stops and cancels what is under way
-	grep -q "pid $(cat "$T/refuse.pid"): Java perf map: no attach listener" "$T/unwind.err"
+	grep -q "pid $(cat "$T/refuse.pid"): Java perf map: no attach listener" "$T/map.err"
 }
 
 # A JVM without an attach listener, killed as soon as cpa-unwind's
@@ -124,13 +132,18 @@ setup_file() {
 	wait_for 60 grep -q '^ready ' "$T/ns.out"
 	pgrep -P "$(cat "$T/ns.unshare")" > "$T/ns.pid"
 
-	mkfifo "$T/cap.fifo"
+	mkfifo "$T/raw.fifo" "$T/cap.fifo" "$T/map.fifo"
 	cpa-capture --comm java --freq 199 --duration 120 \
-		> "$T/cap.fifo" 2> "$T/cap.err" 3>&- &
+		> "$T/raw.fifo" 2> "$T/cap.err" 3>&- &
 	echo $! > "$T/cap.bgpid"
+	tee "$T/map.fifo" < "$T/raw.fifo" > "$T/cap.fifo" 3>&- &
 	cpa-unwind --folded --labels pid,thread --stats -v --load-wait 2s \
 		< "$T/cap.fifo" > "$T/java.folded" 2> "$T/unwind.err" 3>&- &
 	echo $! > "$T/unwind.bgpid"
+	CPA_UNWIND_NO_VMSTRUCTS=1 cpa-unwind --folded --labels pid,thread \
+		--stats -v --load-wait 2s < "$T/map.fifo" > "$T/map.folded" \
+		2> "$T/map.err" 3>&- &
+	echo $! > "$T/map.bgpid"
 	exit_mid_attach &
 	local killer=$!
 	wait_for 60 capture_attached
@@ -151,6 +164,9 @@ setup_file() {
 	rc=0
 	wait "$(cat "$T/unwind.bgpid")" || rc=$?
 	echo "$rc" > "$T/unwind.status"
+	rc=0
+	wait "$(cat "$T/map.bgpid")" || rc=$?
+	echo "$rc" > "$T/map.status"
 	wait "$killer"
 }
 
@@ -171,22 +187,31 @@ setup() {
 	[ -x "$JDK17/bin/javac" ] || skip_missing "openjdk-17-jdk-headless not installed"
 }
 
-# spin NAME: the samples of JVM NAME's spinning thread, labels cut
+# spin NAME [OUT]: the samples of JVM NAME's spinning thread, labels cut,
+# from cpa-unwind's output OUT (java, the default, or map)
 spin() {
 	awk -v pre="[pid $(cat "$T/$1.pid")];[thread spin];" \
 		'index($0, pre) == 1 { print substr($0, length(pre) + 1) }' \
-		"$T/java.folded" > "$T/$1.folded"
+		"$T/${2:-java}.folded" > "$T/$1.folded"
 	cat "$T/$1.folded"
 }
 
-# share_of NAME: the share of those samples carrying the chain
+# share_of NAME [OUT]: the share of those samples carrying the chain
 share_of() {
-	spin "$1" > /dev/null
+	spin "$1" "${2:-java}" > /dev/null
 	share_with_chain "$T/$1.folded" '' "$CHAIN"
 }
 
+# rooted NAME [OUT]: the share of them whose chain starts at the thread's
+# first frame, not at [truncated]
+rooted() {
+	spin "$1" "${2:-java}" > /dev/null
+	awk '{ t += $NF } /^__clone3;start_thread;/ { r += $NF }
+		END { printf "%d\n", t ? 100 * r / t : 0 }' "$T/$1.folded"
+}
+
 spin_samples() {
-	spin "$1" > /dev/null
+	spin "$1" "${2:-java}" > /dev/null
 	awk '{ s += $NF } END { print s + 0 }' "$T/$1.folded"
 }
 
@@ -198,6 +223,14 @@ need25() {
 	cat "$T/unwind.err"
 	[ "$(cat "$T/cap.status")" = 0 ]
 	[ "$(cat "$T/unwind.status")" = 0 ]
+	[ "$(cat "$T/map.status")" = 0 ]
+}
+
+@test "java: each JVM read from its own memory, none attached to" {
+	grep -E '^  java attach +requests=0 ' "$T/unwind.err"
+	grep -E '^  java layout +read=[1-9]' "$T/unwind.err"
+	run ! grep -q 'Java perf map' "$T/unwind.err"
+	run ! test -e "/tmp/.attach_pid$(cat "$T/before17.pid")"
 }
 
 @test "java: JDK 17 started before cpa, -XX:+PreserveFramePointer: the chain in >= 90% of samples" {
@@ -231,9 +264,19 @@ need25() {
 	[ "$share" -ge 60 ]
 }
 
-@test "java: without -XX:+PreserveFramePointer the leaf is named in >= 90%, the chain cut as [truncated]" {
+@test "java: without -XX:+PreserveFramePointer, the whole chain from the JVM's frame layout in >= 90% of samples" {
+	[ "$(spin_samples noflag)" -ge 20 ]
+	share=$(share_of noflag)
+	echo "share: $share%"
+	[ "$share" -ge 90 ]
+	share=$(rooted noflag)
+	echo "rooted: $share%"
+	[ "$share" -ge 90 ]
+}
+
+@test "java: perf maps alone, without -XX:+PreserveFramePointer: the leaf is named in >= 90%, the chain cut as [truncated]" {
 	local total leaf
-	total=$(spin_samples noflag)
+	total=$(spin_samples noflag map)
 	[ "$total" -ge 20 ]
 	# the leaf method, then at most kernel frames
 	leaf=$(awk '/^\[truncated\];cpatest\.JavaChain\.hotLeaf_\[j\]( |;[^ ]*_\[k\] )/ { s += $NF } END { print s + 0 }' "$T/noflag.folded")
@@ -256,25 +299,40 @@ need25() {
 	[ "$share" -ge 90 ]
 }
 
-@test "java: a JVM in its own mount and pid namespaces is named; its map stays in its /tmp" {
+@test "java: a JVM in its own mount and pid namespaces is named from its memory" {
 	[ "$(spin_samples ns)" -ge 20 ]
 	share=$(share_of ns)
+	echo "share: $share%"
+	[ "$share" -ge 90 ]
+}
+
+@test "java: perf maps alone: a JVM in its own mount and pid namespaces is named; its map stays in its /tmp" {
+	[ "$(spin_samples ns map)" -ge 20 ]
+	share=$(share_with_chain "$T/ns.folded" '' "$COMPILED")
 	echo "share: $share%"
 	[ "$share" -ge 90 ]
 	# pid 1 in its namespace: the map is the JVM's own /tmp/perf-1.map
 	[ -s "/proc/$(cat "$T/ns.pid")/root/tmp/perf-1.map" ]
 }
 
-@test "java: a JVM that refuses attach: one line naming it, not asked again, an older map of its pid not believed" {
+@test "java: a JVM that refuses attach is named from its memory; an older map of its pid not believed" {
+	[ "$(spin_samples refuse)" -ge 20 ]
+	[ "$(grep -c 'stale\.EarlierProcess' "$T/refuse.folded")" -eq 0 ]
+	share=$(share_of refuse)
+	echo "share: $share%"
+	[ "$share" -ge 90 ]
+}
+
+@test "java: perf maps alone: a JVM that refuses attach: one line naming it, not asked again, an older map of its pid not believed" {
 	local p
 	p=$(cat "$T/refuse.pid")
-	grep -c "^cpa-unwind: warning: pid $p: Java perf map: no attach listener came up (run with -XX:+DisableAttachMechanism?)\$" "$T/unwind.err" > "$T/refuse.count"
+	grep -c "^cpa-unwind: warning: pid $p: Java perf map: no attach listener came up (run with -XX:+DisableAttachMechanism?)\$" "$T/map.err" > "$T/refuse.count"
 	[ "$(cat "$T/refuse.count")" = 1 ]
-	[ "$(spin_samples refuse)" -ge 20 ]
+	[ "$(spin_samples refuse map)" -ge 20 ]
 	[ "$(grep -c 'stale\.EarlierProcess' "$T/refuse.folded")" -eq 0 ]
 }
 
-@test "java: a JVM that exits while attached to: one line naming it" {
+@test "java: perf maps alone: a JVM that exits while attached to: one line naming it" {
 	[ -e "$T/gone.killed" ]
-	grep -Fx "cpa-unwind: warning: pid $(cat "$T/gone.pid"): Java perf map: exited while attaching" "$T/unwind.err"
+	grep -Fx "cpa-unwind: warning: pid $(cat "$T/gone.pid"): Java perf map: exited while attaching" "$T/map.err"
 }
