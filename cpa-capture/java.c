@@ -221,6 +221,11 @@ static int attach(struct jvm *j, char *err, size_t errlen)
 		return -1;
 	}
 	fcntl(j->fd, F_SETFL, fcntl(j->fd, F_GETFL) | O_NONBLOCK);
+	/* from here on its allocations are sampled: what a caller waiting
+	 * for every JVM waits for, one line each */
+	cpa_err("pid %u: Java agent sampling %s, one per %llu bytes", j->pid,
+		j->live ? "allocations and live objects" : "allocations",
+		(unsigned long long)mean_bytes);
 	return 0;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the per-process caches may hold: a process's perf map and the
- * Python code objects read from its memory are as large as the process
- * makes them, so they are charged to --max-cache beside the ELF objects
+ * What the per-process caches may hold: a process's perf map, the
+ * Python code objects and the JVM code blobs read from its memory are as
+ * large as the process makes them, so they are charged to --max-cache
+ * beside the ELF objects
  * (docs/security.md, "Budgets").
  *
  * Rules: one process's cache of one kind holds at most per_proc bytes
@@ -22,7 +23,8 @@
 #define BUDGET_PER_PROC_SHARE 4		/* 1/4 */
 #define BUDGET_TOTAL_SHARE 2		/* 1/2 */
 
-enum budget_kind { BUDGET_PERFMAP = 0, BUDGET_PYCODE, BUDGET_KINDS };
+enum budget_kind { BUDGET_PERFMAP = 0, BUDGET_PYCODE, BUDGET_JVMCODE,
+		   BUDGET_KINDS };
 
 struct budget {
 	uint64_t per_proc;	/* bytes of one kind one process may hold */

@@ -382,7 +382,7 @@ bool jvm_map_missed(struct jvm_attacher *a, struct proc *p, uint64_t now_ns,
 /* A layout read: names at once, the code cache when it is set up, else
  * read again later (a JVM still starting). */
 static void apply_layout(struct jvm_proc *j, const struct jvm_result *r,
-			 uint64_t now_ns)
+			 struct budget *budget, uint64_t now_ns)
 {
 	if (r->l.ok)
 		j->interp.layout = r->l;	/* names, at least */
@@ -394,8 +394,10 @@ static void apply_layout(struct jvm_proc *j, const struct jvm_result *r,
 		j->fp = r->fp;
 	if (r->rc == 0) {
 		j->layout_state = JVM_LAYOUT_DONE;
-		if (!j->code)
+		if (!j->code) {
 			j->code = cpa_calloc(1, sizeof(*j->code));
+			j->code->budget = budget;
+		}
 		return;
 	}
 	j->layout_state = JVM_LAYOUT_NONE;
@@ -434,7 +436,7 @@ void jvm_attacher_poll(struct jvm_attacher *a, struct proctab *procs,
 			continue;	/* exited meanwhile */
 		struct jvm_proc *j = &p->jvm;
 		if (res[i].layout) {
-			apply_layout(j, &res[i], now_ns);
+			apply_layout(j, &res[i], proctab_budget(procs), now_ns);
 			continue;
 		}
 		j->pending = false;

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "buf.h"
 #include "jvmcode.h"
 #include "log.h"
@@ -82,19 +83,29 @@ static void blob_free(struct jvm_blob *b)
 	free(b);
 }
 
-static void code_reset(struct jvm_code *c)
+/* n bytes more held (or fewer, negative), charged to the budget */
+static void charge(struct jvm_code *c, int64_t n)
 {
+	c->bytes += (uint64_t)n;
+	if (c->budget)
+		budget_charge(c->budget, BUDGET_JVMCODE, n);
+}
+
+void jvm_code_reset(struct jvm_code *c)
+{
+	if (!c)
+		return;
 	for (uint32_t i = 0; i < c->n; i++)
 		blob_free(c->blobs[i]);
 	c->n = 0;
-	c->bytes = 0;
+	charge(c, -(int64_t)c->bytes);
 }
 
 void jvm_code_free(struct jvm_code *c)
 {
 	if (!c)
 		return;
-	code_reset(c);
+	jvm_code_reset(c);
 	free(c->blobs);
 	memset(c, 0, sizeof(*c));
 }
@@ -196,18 +207,26 @@ static uint32_t upper(const struct jvm_code *c, uint64_t pc)
 
 static void remove_at(struct jvm_code *c, uint32_t i)
 {
-	c->bytes -= c->blobs[i]->bytes;
+	charge(c, -(int64_t)c->blobs[i]->bytes);
 	blob_free(c->blobs[i]);
 	memmove(c->blobs + i, c->blobs + i + 1,
 		(c->n - i - 1) * sizeof(*c->blobs));
 	c->n--;
 }
 
+/* Whether n more bytes would pass the process's share of the budget. */
+static bool over(const struct jvm_code *c, uint64_t n)
+{
+	return c->budget && c->bytes + n > c->budget->per_proc;
+}
+
 static void insert(struct jvm_code *c, struct jvm_blob *b)
 {
-	if (c->n >= JVM_CODE_MAX_BLOBS || c->bytes + b->bytes > JVM_CODE_MAX_BYTES) {
-		code_reset(c);
+	if (c->n >= JVM_CODE_MAX_BLOBS || over(c, b->bytes)) {
+		jvm_code_reset(c);
 		c->st.resets++;
+		if (c->budget)
+			c->budget->full[BUDGET_JVMCODE]++;
 	}
 	uint32_t i = upper(c, b->start);
 	/* what the new blob overlaps is gone from the JVM */
@@ -219,7 +238,7 @@ static void insert(struct jvm_code *c, struct jvm_blob *b)
 	memmove(c->blobs + i + 1, c->blobs + i, (c->n - i) * sizeof(*c->blobs));
 	c->blobs[i] = b;
 	c->n++;
-	c->bytes += b->bytes;
+	charge(c, b->bytes);
 }
 
 /* Whether the cached blob is still the JVM's: its header unchanged. */
@@ -345,6 +364,9 @@ static bool read_debug(struct jvm_code *c, const struct jvm_layout *l,
 	uint32_t npcs = (uint32_t)((pcs_end - pcs_at) / l->pcdesc_size);
 	uint32_t slen = (uint32_t)(scopes_end - scopes_at);
 	uint32_t nmeta = (uint32_t)((meta_end - meta_at) / 8);
+	/* one nmethod alone past the process's share: its method alone */
+	if (over(c, npcs * 8ull + slen + nmeta * 8ull))
+		return false;
 	uint8_t *raw = malloc(npcs * (size_t)l->pcdesc_size + 1);
 	b->pcs = malloc(npcs * 2 * sizeof(int32_t) + 1);
 	b->scopes = malloc(slen + 1);
@@ -379,7 +401,7 @@ static bool read_debug(struct jvm_code *c, const struct jvm_layout *l,
 	b->nmeta = nmeta;
 	uint32_t more = npcs * 8 + slen + nmeta * 8;
 	b->bytes += more;
-	c->bytes += more;
+	charge(c, more);
 	return true;
 }
 

@@ -9,8 +9,9 @@
  * the JIT inlined at a PC.
  *
  * Rules: blobs are cached per process in a table sorted by address,
- * bounded in count and bytes (JVM_CODE_MAX_BLOBS, JVM_CODE_MAX_BYTES:
- * past either the table starts over). A cached blob is looked at again
+ * bounded in count (JVM_CODE_MAX_BLOBS) and in bytes, charged to the
+ * per-process caches' budget (budget.h): past either the table starts
+ * over. A cached blob is looked at again
  * (its header read and compared) when a second has passed since it was
  * last confirmed, since the JVM frees and reuses code cache memory. Every
  * length and offset read from the JVM is bounded before use: a JVM (or a
@@ -27,7 +28,6 @@
 #include "jvmstructs.h"
 
 #define JVM_CODE_MAX_BLOBS 4096
-#define JVM_CODE_MAX_BYTES (16u << 20)
 #define JVM_MAX_SCOPES 64	/* inlining depth; C2's MaxInlineLevel is 15 */
 
 enum jvm_blob_kind {
@@ -73,10 +73,13 @@ struct jvm_code_stats {
 	uint64_t debug_reads, debug_failures;
 };
 
+struct budget;
+
 struct jvm_code {
 	struct jvm_blob **blobs;	/* sorted by start, disjoint */
 	uint32_t n, cap;
-	uint64_t bytes;
+	uint64_t bytes;			/* charged to budget */
+	struct budget *budget;
 	struct jvm_code_stats st;
 };
 
@@ -107,6 +110,8 @@ bool jvm_u5_read(const uint8_t *buf, uint32_t len, uint32_t *pos, uint8_t x,
  * target in pcs (npcs pairs sorted by pc offset); 0 when none. */
 uint32_t jvm_pcdesc_find(const int32_t *pcs, uint32_t npcs, int32_t target);
 
+/* Drops every cached blob (the budget's owner asks: proctab_trim). */
+void jvm_code_reset(struct jvm_code *c);
 void jvm_code_free(struct jvm_code *c);
 
 #endif

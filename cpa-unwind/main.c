@@ -91,11 +91,13 @@ static const struct argp_option options[] = {
 	  "Add functions inlined at each PC, from DWARF debug info, as "
 	  "name_[i] frames (slower: see docs/unwinding.md)", 0 },
 	{ "java-attach", OPT_JAVA_ATTACH, NULL, 0,
-	  "Ask each JVM sampled in JIT code its perf map doesn't cover to "
-	  "write it (jcmd Compiler.perfmap over HotSpot's attach protocol; "
-	  "default when the input is a pipe, not a file)", 0 },
+	  "Read each JVM sampled from its memory (vmStructs: code cache, "
+	  "frames, inlined methods); one without them is asked for its perf "
+	  "map over HotSpot's attach protocol (default when the input is a "
+	  "pipe, not a file)", 0 },
 	{ "no-java-attach", OPT_NO_JAVA_ATTACH, NULL, 0,
-	  "Never attach to a JVM: only maps it writes itself are read", 0 },
+	  "Read no JVM, attach to none: only maps it writes itself are read",
+	  0 },
 	{ "go-short-names", OPT_GO_SHORT, NULL, 0,
 	  "Shorten Go import paths (github.com/x/pkg.F -> pkg.F)", 0 },
 	{ "env", OPT_ENV, "KEY[,KEY...]", 0,

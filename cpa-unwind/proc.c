@@ -47,6 +47,7 @@ struct budget *proctab_budget(struct proctab *t)
 
 void proc_drop_caches(struct proc *p)
 {
+	jvm_code_reset(p->jvm.code);
 	perfmap_free(&p->jit);
 	pycodes_free(p->py);
 	p->py = NULL;
@@ -138,7 +139,8 @@ static struct proc *oldest_caching(struct proctab *t)
 	struct proc *old = NULL;
 	for (unsigned b = 0; b < NBUCKETS; b++)
 		for (struct proc *p = t->buckets[b]; p; p = p->hnext)
-			if (pycodes_bytes(p->py) &&
+			if ((pycodes_bytes(p->py) ||
+			     (p->jvm.code && p->jvm.code->bytes)) &&
 			    (!old || p->last_used < old->last_used))
 				old = p;
 	return old;

@@ -74,11 +74,13 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 	fprintf(f, "  cfi refused    fdes=%" PRIu64 "\n", cs.cfi_refused_fdes);
 	const struct budget *bu = proctab_budget(u->procs);
 	fprintf(f, "  process caches perfmap-bytes=%" PRIu64 " pycode-bytes=%"
-		   PRIu64 " per-process=%" PRIu64 " total=%" PRIu64
-		   " perfmap-full=%" PRIu64 " pycode-full=%" PRIu64
-		   " dropped=%" PRIu64 "\n", bu->used_kind[BUDGET_PERFMAP],
-		bu->used_kind[BUDGET_PYCODE], bu->per_proc, bu->total,
-		bu->full[BUDGET_PERFMAP], bu->full[BUDGET_PYCODE], bu->dropped);
+		   PRIu64 " jvmcode-bytes=%" PRIu64 " per-process=%" PRIu64
+		   " total=%" PRIu64 " perfmap-full=%" PRIu64 " pycode-full=%"
+		   PRIu64 " jvmcode-full=%" PRIu64 " dropped=%" PRIu64 "\n",
+		bu->used_kind[BUDGET_PERFMAP], bu->used_kind[BUDGET_PYCODE],
+		bu->used_kind[BUDGET_JVMCODE], bu->per_proc, bu->total,
+		bu->full[BUDGET_PERFMAP], bu->full[BUDGET_PYCODE],
+		bu->full[BUDGET_JVMCODE], bu->dropped);
 	if (u->opts.fetch) {
 		struct dbgfetch_stats ds;
 		dbgfetch_stats(u->opts.fetch, &ds);
@@ -264,7 +266,8 @@ void stats_publish(struct unwinder *u)
 	const struct budget *b = proctab_budget(u->procs);
 	*ctr.perfmap_bytes = b->used_kind[BUDGET_PERFMAP];
 	*ctr.pycode_bytes = b->used_kind[BUDGET_PYCODE];
-	*ctr.caches_full = b->full[BUDGET_PERFMAP] + b->full[BUDGET_PYCODE];
+	*ctr.caches_full = b->full[BUDGET_PERFMAP] + b->full[BUDGET_PYCODE] +
+			   b->full[BUDGET_JVMCODE];
 	*ctr.caches_dropped = b->dropped;
 	uint64_t refused[SAFEOPEN_REFUSAL_COUNT];
 	safeopen_refusals(refused);

@@ -63,8 +63,14 @@ cap_stop() {
 	echo "$rc" > "$T/$1.status"
 }
 
-agent_ready() {
-	grep -q "Java agent" "$T/$1.err"
+# agents_sampling CAPTURE PID...: the capture says each JVM's agent samples
+agents_sampling() {
+	local c=$1 p
+	shift
+	for p in "$@"; do
+		grep -q "^cpa-capture: pid $p: Java agent sampling " "$T/$c.err" ||
+			return 1
+	done
 }
 
 setup_file() {
@@ -94,7 +100,9 @@ setup_file() {
 	fi
 
 	cap alloc --java-alloc "$pids" --java-sample-bytes 8K
-	wait_for 30 agent_ready alloc
+	# the agents load one after another: each JVM is sent its work once
+	# its own agent samples
+	wait_for 60 agents_sampling alloc ${pids//,/ }
 	[ -e "$T/wl25.pid" ] && echo "ratio 64" > "$T/wl25.in"
 	echo "ratio 64" > "$T/ns.in"
 	run_cmd wl "ratio 64"
@@ -103,7 +111,7 @@ setup_file() {
 	cap_stop alloc
 
 	cap live --java-live "$(cat "$T/wl.pid")" --java-sample-bytes 8K
-	wait_for 30 agent_ready live
+	wait_for 60 agents_sampling live "$(cat "$T/wl.pid")"
 	run_cmd wl "live 16"
 	cap_stop live
 	grep -c libcpa-jvmti "/proc/$(cat "$T/wl.pid")/maps" > "$T/maps.count" || true

@@ -25,10 +25,10 @@
 # by chance, and 2 points at 3 standard deviations would need 20000
 # samples of each of twelve workloads, minutes of this host. Each bound
 # is therefore 2 points plus three standard deviations of the shares
-# compared (from the run's own counts, printed): the test fails on a
-# path cpa gets wrong by 2 points beyond its noise, and bench/java-shares
-# measures the 2-point goal itself with ten times the samples. The file
-# takes 40 to 60 s.
+# compared (from the run's own counts, printed; tests/tools/java-shares
+# computes them): the test fails on a path cpa gets wrong by 2 points
+# beyond its noise, and bench/java-shares measures the 2-point goal itself
+# with ten times the samples. The file takes 40 to 60 s on an idle host.
 load helper
 
 JDK17=/usr/lib/jvm/java-17-openjdk-amd64
@@ -126,7 +126,10 @@ setup_file() {
 	mkfifo "$T/cap.fifo"
 	cpa-capture --comm java --freq 999 > "$T/cap.fifo" 2> "$T/cap.err" 3>&- &
 	echo $! > "$T/cap.bgpid"
-	cpa-unwind --folded --labels pid,thread --stats < "$T/cap.fifo" \
+	# as long as a loaded host takes to load libjvm.so, so that no
+	# sample goes out before its frames can be named
+	cpa-unwind --folded --labels pid,thread --stats -v --load-wait 2s \
+		< "$T/cap.fifo" \
 		> "$T/java.folded" 2> "$T/unwind.err" 3>&- &
 	echo $! > "$T/unwind.bgpid"
 	wait_for 30 grep -q '^cpa-capture: kernel ' "$T/cap.err"
@@ -185,144 +188,21 @@ need() {
 	[ -e "$T/$1.pid" ] || skip "no Temurin 25 at $JDK25 (not a Debian package)"
 }
 
-# cpa_paths NAME: per folded line of JVM NAME's threads in Java (the leaf
-# user frame a Java method): "GROUP<TAB>WHOLE<TAB>PATH<TAB>COUNT", the
-# thread group (pool-1-thread-N as pool-1-thread), whether the chain runs
-# from the thread's first frame to the leaf, and its Java methods root
-# first, `_[j]`/`_[i]` dropped, and without the frames JFR hides (hidden
-# classes: lambdas' proxies; @Hidden methods: Thread.runWith)
-cpa_paths() {
-	awk -v pid="$(cat "$T/$1.pid")" '
-		function java(f) {
-			return f ~ /^[A-Za-z_$][A-Za-z0-9_$.<>]*\.[A-Za-z0-9_$<>]+$/
-		}
-		function hidden(f) {
-			return f ~ /\$\$Lambda/ || f == "java.lang.Thread.runWith"
-		}
-		{
-			c = $NF; line = substr($0, 1, length($0) - length(c) - 1)
-			n = split(line, f, ";")
-			if (f[1] != "[pid " pid "]") next
-			g = f[2]; sub(/^\[thread /, "", g); sub(/\]$/, "", g)
-			sub(/-[0-9]+$/, "", g)
-			path = ""; leaf = 0
-			for (i = 3; i <= n; i++) {
-				x = f[i]
-				if (x ~ /_\[k\]$/) continue
-				leaf = x ~ /_\[[ji]\]$/
-				if (!leaf) continue
-				x = substr(x, 1, length(x) - 4)
-				leaf = java(x)
-				if (leaf && !hidden(x))
-					path = path (path == "" ? "" : ";") x
-			}
-			if (!leaf) next
-			whole = f[3] ~ /^(__clone3|clone3|__clone|clone|start_thread)$/ &&
-				path ~ /^java\.lang\.Thread\.run(;|$)/
-			print g "\t" whole "\t" path "\t" c
-		}' "$T/java.folded"
-}
-
-# jfr_paths NAME: the same of JFR's samples in the capture's window
-# (`jfr print`'s text, its times of day)
-jfr_paths() {
-	awk -v win="$(tr '\n' ' ' < "$T/window")" '
-		function secs(t, a) {
-			split(t, a, ":"); return a[1] * 3600 + a[2] * 60 + a[3]
-		}
-		BEGIN { split(win, w, " "); from = secs(w[1]); to = secs(w[2])
-			if (to < from) to += 86400 }
-		/^jdk\.ExecutionSample/ { n = 0; th = ""; at = -1; next }
-		/^  startTime = / { at = secs($3); if (at < from) at += 86400; next }
-		/sampledThread = / {
-			th = $0; sub(/^[^"]*"/, "", th); sub(/".*/, "", th); next
-		}
-		/stackTrace = \[/ { in_st = 1; next }
-		/^  \]/ && in_st {
-			in_st = 0
-			if (at < from || at > to) next
-			g = th; sub(/-[0-9]+$/, "", g); p = ""
-			for (i = n; i >= 1; i--) p = p (p == "" ? "" : ";") fr[i]
-			print g "\t1\t" p "\t1"; next
-		}
-		in_st && /^    [^ ]/ {
-			x = $0; sub(/^ +/, "", x); sub(/\(.*/, "", x); fr[++n] = x
-		}' "$T/$1.jfr.txt"
-}
-
-# whole NAME: per workload, the share of its samples in Java carrying the
-# whole chain; fails below 95% or under 500 samples
+# whole NAME, truth NAME, peer NAME: tests/tools/java-shares on JVM NAME
 whole() {
-	cpa_paths "$1" | awk -F'\t' '
-		$1 ~ /^(serve|pool-1-thread|streams)$/ { t[$1] += $4; w[$1] += $2 * $4 }
-		END {
-			bad = 0
-			split("serve pool-1-thread streams", G, " ")
-			for (i = 1; i <= 3; i++) {
-				g = G[i]
-				printf "%s: %.1f%% whole of %d\n", g,
-					t[g] ? 100 * w[g] / t[g] : 0, t[g]
-				if (t[g] < 500 || 100 * w[g] < 95 * t[g]) bad = 1
-			}
-			exit bad
-		}'
+	"$CPA_SRCDIR/tests/tools/java-shares" whole "$T/java.folded" \
+		"$(cat "$T/$1.pid")"
 }
 
-# truth NAME: per workload, the hot path's share of the two paths against
-# the CPU time the workload counted for each over the capture
 truth() {
-	paste "$T/$1.t0" "$T/$1.t1" > "$T/$1.truth"
-	cpa_paths "$1" | awk -F'\t' -v tf="$T/$1.truth" '
-		BEGIN {
-			getline l < tf; split(l, v, " ")
-			split("serve pool-1-thread streams", G, " ")
-			for (i = 1; i <= 3; i++) {
-				h = v[7 + 2 * i] - v[2 * i]; c = v[8 + 2 * i] - v[2 * i + 1]
-				want[G[i]] = 100 * h / (h + c)
-			}
-		}
-		$3 ~ /\.(computeHot|poolHot|streamHot|lambda\$streams\$2)$/ { hot[$1] += $4 }
-		$3 ~ /\.(computeCold|poolCold|streamCold|lambda\$streams\$3)$/ { cold[$1] += $4 }
-		END {
-			bad = 0
-			for (g in want) {
-				n = hot[g] + cold[g]
-				if (n < 500) { printf "%s: %d samples\n", g, n; bad = 1; continue }
-				got = 100 * hot[g] / n; p = want[g] / 100
-				tol = 2 + 3 * 100 * sqrt(p * (1 - p) / n)
-				d = got - want[g]
-				printf "%s: hot %.2f%% of %d, its own count %.2f%%, off %+.2f (bound %.2f)\n", g, got, n, want[g], d, tol
-				if (d > tol || -d > tol) bad = 1
-			}
-			exit bad
-		}'
+	"$CPA_SRCDIR/tests/tools/java-shares" truth "$T/java.folded" \
+		"$(cat "$T/$1.pid")" "$(cat "$T/$1.t0")" "$(cat "$T/$1.t1")"
 }
 
-# peer NAME: per workload, each path JFR gives 5% or more: its share of
-# the thread's samples in cpa's and in JFR's
 peer() {
-	{ cpa_paths "$1"; echo "--"; jfr_paths "$1"; } | awk -F'\t' '
-		$0 == "--" { k = 1; next }
-		$1 !~ /^(serve|pool-1-thread|streams)$/ { next }
-		!k { ct[$1] += $4; cp[$1 "\t" $3] += $4; next }
-		{ jt[$1] += $4; jp[$1 "\t" $3] += $4 }
-		END {
-			bad = 0
-			for (g in jt) if (jt[g] < 150 || ct[g] < 500) {
-				printf "%s: %d samples, JFR %d\n", g, ct[g], jt[g]; bad = 1
-			}
-			for (k in jp) {
-				split(k, a, "\t"); g = a[1]
-				if (jp[k] < 0.05 * jt[g] || !ct[g]) continue
-				pj = jp[k] / jt[g]; pc = cp[k] / ct[g]
-				p = (cp[k] + jp[k]) / (ct[g] + jt[g])
-				tol = 2 + 3 * 100 * sqrt(p * (1 - p) * (1 / ct[g] + 1 / jt[g]))
-				d = 100 * (pc - pj)
-				printf "%s: %.2f%% of %d, JFR %.2f%% of %d, off %+.2f (bound %.2f): %s\n", g, 100 * pc, ct[g], 100 * pj, jt[g], d, tol, a[2]
-				if (d > tol || -d > tol) bad = 1
-			}
-			exit bad
-		}'
+	"$CPA_SRCDIR/tests/tools/java-shares" peer "$T/java.folded" \
+		"$(cat "$T/$1.pid")" "$T/$1.jfr.txt" "$(sed -n 1p "$T/window")" \
+		"$(sed -n 2p "$T/window")"
 }
 
 @test "java-jfr: the pipeline ran to its end, every JVM read from its memory" {
@@ -330,7 +210,11 @@ peer() {
 	cat "$T/unwind.err"
 	[ "$(cat "$T/pipe.status")" = 0 ]
 	grep -E '^  java attach +requests=0 ' "$T/unwind.err"
-	grep -E "^  java layout +read=$(wc -l < "$T/jvms") failed=0" "$T/unwind.err"
+	grep -E '^  java layout +read=[1-9][0-9]* failed=0$' "$T/unwind.err"
+	local n
+	for n in $(cat "$T/jvms"); do
+		grep -q "pid $(cat "$T/$n.pid"): JDK [0-9]* layout read" "$T/unwind.err"
+	done
 }
 
 @test "java-jfr: JDK 17, default flags: whole chains in >= 95% of each workload's samples" {

@@ -602,6 +602,40 @@ static void test_py_lines(void)
 	CHECK(py_line(CPA_PY_LINETABLE, 20, lt10, 1, 0) == 20);
 }
 
+/* HotSpot's UNSIGNED5 (CompressedReadStream) and the PcDesc lookup. */
+static void test_jvm_debug_info(void)
+{
+	/* 5, then 192 + (3 << 6) = 384, then five bytes (each adds its
+	 * value shifted by 6 more bits, as HotSpot reads it) */
+	const uint8_t u5[] = { 5, 192, 3, 255, 255, 255, 255, 255 };
+	uint32_t pos = 0, v = 0;
+	CHECK(jvm_u5_read(u5, sizeof(u5), &pos, 0, &v) && v == 5 && pos == 1);
+	CHECK(jvm_u5_read(u5, sizeof(u5), &pos, 0, &v) && v == 384 && pos == 3);
+	CHECK(jvm_u5_read(u5, sizeof(u5), &pos, 0, &v) && pos == 8);
+	CHECK(v == (uint32_t)(255u + (255u << 6) + (255u << 12) + (255u << 18) +
+			      (255u << 24)));
+	CHECK(!jvm_u5_read(u5, sizeof(u5), &pos, 0, &v));
+	/* JDK 20 on: every byte one more, a zero byte invalid */
+	const uint8_t x1[] = { 6, 193, 4, 0 };
+	pos = 0;
+	CHECK(jvm_u5_read(x1, sizeof(x1), &pos, 1, &v) && v == 5);
+	CHECK(jvm_u5_read(x1, sizeof(x1), &pos, 1, &v) && v == 384);
+	CHECK(!jvm_u5_read(x1, sizeof(x1), &pos, 1, &v));
+	/* cut in the middle of a value */
+	const uint8_t cut[] = { 200, 200 };
+	pos = 0;
+	CHECK(!jvm_u5_read(cut, sizeof(cut), &pos, 0, &v));
+
+	/* pc offset, scope offset pairs: the first at or after target */
+	const int32_t pcs[] = { -1, 0, 10, 7, 20, 9, 30, 0 };
+	CHECK(jvm_pcdesc_find(pcs, 4, 5) == 7);
+	CHECK(jvm_pcdesc_find(pcs, 4, 10) == 7);
+	CHECK(jvm_pcdesc_find(pcs, 4, 11) == 9);
+	CHECK(jvm_pcdesc_find(pcs, 4, 25) == 0);	/* no scope there */
+	CHECK(jvm_pcdesc_find(pcs, 4, 31) == 0);	/* past the last */
+	CHECK(jvm_pcdesc_find(pcs, 0, 1) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	elf_version(EV_CURRENT);
@@ -628,6 +662,7 @@ int main(int argc, char **argv)
 	test_symtab();
 	test_perfmap();
 	test_java_names();
+	test_jvm_debug_info();
 	test_names();
 	test_py_lines();
 	return unit_done("unwind_test");
