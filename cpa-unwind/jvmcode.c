@@ -405,6 +405,28 @@ static bool read_debug(struct jvm_code *c, const struct jvm_layout *l,
 	return true;
 }
 
+unsigned jvm_scope_chain(const struct jvm_debug *d, int32_t target, uint8_t x,
+			 uint64_t *inner, unsigned max)
+{
+	unsigned n = 0;
+	uint32_t off = jvm_pcdesc_find(d->pcs, d->npcs, target);
+	while (off && off < d->scopes_len && n < max) {
+		uint32_t pos = off, sender, idx, bci;
+		if (!jvm_u5_read(d->scopes, d->scopes_len, &pos, x, &sender) ||
+		    !jvm_u5_read(d->scopes, d->scopes_len, &pos, x, &idx) ||
+		    !jvm_u5_read(d->scopes, d->scopes_len, &pos, x, &bci) ||
+		    !idx || idx > d->nmeta || !d->meta[idx - 1])
+			break;
+		inner[n++] = d->meta[idx - 1];
+		/* a sender is written before its callee: the offsets fall,
+		 * and the walk ends */
+		if (sender >= off)
+			break;
+		off = sender;
+	}
+	return n;
+}
+
 unsigned jvm_blob_scopes(struct jvm_code *c, const struct jvm_layout *l,
 			 int memfd, const struct jvm_blob *cb, uint64_t pc,
 			 bool exact, uint64_t *methods, unsigned max)
@@ -424,24 +446,12 @@ unsigned jvm_blob_scopes(struct jvm_code *c, const struct jvm_layout *l,
 		 * JDK 25, whose C2 this matches: docs/unwinding.md) */
 		int32_t target = (int32_t)(pc - b->code_begin) +
 				 (exact && l->major < 25 ? 1 : 0);
-		uint32_t off = jvm_pcdesc_find(b->pcs, b->npcs, target);
-		while (off && off < b->scopes_len && n < JVM_MAX_SCOPES) {
-			uint32_t pos = off, sender, idx, bci;
-			if (!jvm_u5_read(b->scopes, b->scopes_len, &pos, l->u5_x,
-					 &sender) ||
-			    !jvm_u5_read(b->scopes, b->scopes_len, &pos, l->u5_x,
-					 &idx) ||
-			    !jvm_u5_read(b->scopes, b->scopes_len, &pos, l->u5_x,
-					 &bci) ||
-			    !idx || idx > b->nmeta || !b->meta[idx - 1])
-				break;
-			inner[n++] = b->meta[idx - 1];
-			/* a sender is written before its callee: the offsets
-			 * fall, and the walk ends */
-			if (sender >= off)
-				break;
-			off = sender;
-		}
+		const struct jvm_debug d = {
+			.pcs = b->pcs, .npcs = b->npcs, .scopes = b->scopes,
+			.scopes_len = b->scopes_len, .meta = b->meta,
+			.nmeta = b->nmeta,
+		};
+		n = jvm_scope_chain(&d, target, l->u5_x, inner, JVM_MAX_SCOPES);
 	}
 	if (!n) {
 		if (!b->method)

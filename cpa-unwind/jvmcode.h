@@ -101,6 +101,25 @@ unsigned jvm_blob_scopes(struct jvm_code *c, const struct jvm_layout *l,
 			 int memfd, const struct jvm_blob *b, uint64_t pc,
 			 bool exact, uint64_t *methods, unsigned max);
 
+/* An nmethod's debug information, as read from the JVM. */
+struct jvm_debug {
+	const int32_t *pcs;	/* pc offset, scope offset pairs, sorted */
+	uint32_t npcs;
+	const uint8_t *scopes;
+	uint32_t scopes_len;
+	const uint64_t *meta;
+	uint32_t nmeta;
+};
+
+/*
+ * The chain of scopes of the PcDesc at or after target (a pc offset) in
+ * d, innermost first: each scope's method, from d->meta, into
+ * inner[0..max); x as for jvm_u5_read. Bounded by max and by the scopes'
+ * falling offsets, whatever d holds. Returns how many.
+ */
+unsigned jvm_scope_chain(const struct jvm_debug *d, int32_t target, uint8_t x,
+			 uint64_t *inner, unsigned max);
+
 /* The UNSIGNED5 decoder of HotSpot's CompressedReadStream: the value at
  * *pos of buf[0..len), x excluded bytes; false past the end. */
 bool jvm_u5_read(const uint8_t *buf, uint32_t len, uint32_t *pos, uint8_t x,

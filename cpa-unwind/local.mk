@@ -100,20 +100,24 @@ EXTRA_DIST += tests/bats/unwind-hostile-files.bats tests/bats/debuginfo.bats \
 
 # Fuzz targets for the parsers cpa-unwind adds: ELF headers, symbols and
 # CFI compilation (unwind_elf), JIT perf maps (unwind_perfmap), a Python
-# process's code objects (pycode), and the whole record loop on arbitrary
-# streams (unwind_stream). `make check` replays their corpora
+# process's code objects (pycode), a JVM's nmethod debug information
+# (jvm_scopes), and the whole record loop on arbitrary streams
+# (unwind_stream). `make check` replays their corpora
 # (tests/bats/unwind.bats); `make fuzz` runs them under libFuzzer with the
 # other targets.
-UNWIND_FUZZ_TARGETS = unwind_elf unwind_perfmap unwind_stream pycode
+UNWIND_FUZZ_TARGETS = unwind_elf unwind_perfmap unwind_stream pycode \
+	jvm_scopes
 FUZZ_TARGETS += $(UNWIND_FUZZ_TARGETS)
 FUZZ_TOOL_unwind_elf = unwind
 FUZZ_TOOL_unwind_perfmap = unwind
 FUZZ_TOOL_unwind_stream = unwind
 FUZZ_TOOL_pycode = unwind
+FUZZ_TOOL_jvm_scopes = unwind
 FUZZ_CFLAGS_unwind = -I$(srcdir)/cpa-unwind $(LIBDW_CFLAGS) $(DEBUGINFOD_CFLAGS)
 FUZZ_LIBS_unwind = $(DEBUGINFOD_LIBS)
 check_PROGRAMS += tests/fuzz/unwind_elf_replay tests/fuzz/unwind_perfmap_replay \
-	tests/fuzz/unwind_stream_replay tests/fuzz/pycode_replay
+	tests/fuzz/unwind_stream_replay tests/fuzz/pycode_replay \
+	tests/fuzz/jvm_scopes_replay
 tests_fuzz_unwind_elf_replay_SOURCES = tests/fuzz/unwind_elf_fuzz.c \
 	tests/fuzz/replay.c
 tests_fuzz_unwind_perfmap_replay_SOURCES = tests/fuzz/unwind_perfmap_fuzz.c \
@@ -122,6 +126,11 @@ tests_fuzz_unwind_stream_replay_SOURCES = tests/fuzz/unwind_stream_fuzz.c \
 	tests/fuzz/replay.c
 tests_fuzz_pycode_replay_SOURCES = tests/fuzz/pycode_fuzz.c \
 	tests/fuzz/replay.c
+tests_fuzz_jvm_scopes_replay_SOURCES = tests/fuzz/jvm_scopes_fuzz.c \
+	tests/fuzz/replay.c
+tests_fuzz_jvm_scopes_replay_CPPFLAGS = $(UNWIND_CPPFLAGS)
+tests_fuzz_jvm_scopes_replay_CFLAGS = $(UNWIND_CFLAGS)
+tests_fuzz_jvm_scopes_replay_LDADD = $(UNWIND_LIBS)
 tests_fuzz_unwind_elf_replay_CPPFLAGS = $(UNWIND_CPPFLAGS)
 tests_fuzz_unwind_perfmap_replay_CPPFLAGS = $(UNWIND_CPPFLAGS)
 tests_fuzz_unwind_stream_replay_CPPFLAGS = $(UNWIND_CPPFLAGS)

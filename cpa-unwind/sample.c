@@ -190,6 +190,11 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		cut |= keep < nips;
 		nips = keep;
 	}
+	/* what does not fit is the root end, and the chain is cut */
+	if (nips + 1 + s.n_kernel > max) {
+		nips = max - 1 - s.n_kernel;
+		cut = true;
+	}
 	if (cut ||
 	    (python && (s.py_flags & (CPA_PY_TRUNCATED | CPA_PY_BROKEN)))) {
 		u->frames[n++] = u->id_truncated;
@@ -197,8 +202,6 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	}
 	/* root first: the user chain from its outermost frame, then the
 	 * kernel chain on top of it */
-	if (nips > max - n - s.n_kernel)
-		nips = max - n - s.n_kernel;
 	/* interpreted Java methods, named by the Method* their frames hold:
 	 * found by the walk, or along the frame pointers */
 	bool interp = p && u->jvm && !jwalk && jvm_is_jvm(p) &&
