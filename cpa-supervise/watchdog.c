@@ -30,9 +30,8 @@ static bool parse_u64(const char *s, uint64_t *v)
 int stats_read(const char *path, struct stats_report *r)
 {
 	char buf[16384], *line, *save = NULL;
-	uint64_t v;
-	bool has_samples = false;
-	uint64_t samples = 0;
+	uint64_t v, samples = 0, in = 0, out = 0;
+	bool has_samples = false, has_io = false;
 	ssize_t n;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 
@@ -57,18 +56,20 @@ int stats_read(const char *path, struct stats_report *r)
 			r->pid = (pid_t)v;
 		else if (!strcmp(line, "time_ns"))
 			r->time_ns = v;
-		else if (!strcmp(line, "samples_moved")) {
-			r->moved = v;
-			r->has_moved = true;
+		else if (!strcmp(line, "samples_in")) {
+			in = v;
+			has_io = true;
+		} else if (!strcmp(line, "samples_out")) {
+			out = v;
+			has_io = true;
 		} else if (!strcmp(line, "samples")) {
 			samples = v;
 			has_samples = true;
 		}
 	}
-	if (!r->has_moved && has_samples) {
-		r->moved = samples;
-		r->has_moved = true;
-	}
+	/* both only grow: their sum changes when either moves */
+	r->has_moved = has_io || has_samples;
+	r->moved = has_io ? in + out : samples;
 	return r->pid > 0 && r->time_ns ? 0 : -1;
 }
 

@@ -5,8 +5,9 @@
  * idle or not (lib/selfstats.h); a stage that stops doing so is silent.
  * A stage that keeps reporting while the samples it moved stand still
  * and its input waits unread is stuck: its counters advance, its work
- * does not. Samples moved are the report's samples_moved, or its samples
- * where a tool reports no samples_moved.
+ * does not. Samples moved are the report's samples_in and samples_out
+ * (either moving is progress), or its samples where a tool reports
+ * neither.
  */
 #ifndef CPA_SUPERVISE_WATCHDOG_H
 #define CPA_SUPERVISE_WATCHDOG_H

@@ -164,7 +164,7 @@ fake_unwind() {
 for a; do case $a in --stats-file=*) f=${a#*=} ;; --check) exit 0 ;; esac; done
 trap 'exit 0' INT TERM
 while [ ! -e "${0%/*}/../quit" ]; do
-	printf 'tool=cpa-unwind\npid=%d\ntime_ns=%s\nsamples=0\nsamples_moved=0\n' $$ "$(date +%s%N)" >"$f.tmp"
+	printf 'tool=cpa-unwind\npid=%d\ntime_ns=%s\nsamples=0\nsamples_in=0\nsamples_out=0\n' $$ "$(date +%s%N)" >"$f.tmp"
 	mv "$f.tmp" "$f"
 	sleep 0.5
 done
