@@ -9,47 +9,9 @@
 
 #include "log.h"
 #include "stages.h"
+#include "statsfile.h"
 #include "status.h"
 #include "timeparse.h"
-
-#define MAX_KEYS 128
-
-struct kv {
-	char key[64];
-	char val[1024];
-};
-
-/* key=value lines of a file, at most MAX_KEYS; -1 when unreadable. */
-static int read_kv(const char *path, struct kv *kv, int max)
-{
-	FILE *f = fopen(path, "r");
-	char line[256];
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (n < max && fgets(line, sizeof(line), f)) {
-		char *eq = strchr(line, '=');
-
-		if (!eq)
-			continue;
-		*eq = 0;
-		eq[strcspn(eq + 1, "\n") + 1] = 0;
-		snprintf(kv[n].key, sizeof(kv[n].key), "%.63s", line);
-		snprintf(kv[n].val, sizeof(kv[n].val), "%.1023s", eq + 1);
-		n++;
-	}
-	fclose(f);
-	return n;
-}
-
-static const char *lookup(const struct kv *kv, int n, const char *key)
-{
-	for (int i = 0; i < n; i++)
-		if (!strcmp(kv[i].key, key))
-			return kv[i].val;
-	return NULL;
-}
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -61,23 +23,23 @@ static bool ends_with(const char *s, const char *suffix)
 /* One stage's row; its share of a core added to *total. */
 static void stage_row(const char *name, const char *path, double *total)
 {
-	static struct kv kv[MAX_KEYS];
-	int n = path ? read_kv(path, kv, MAX_KEYS) : -1;
+	static struct stats_file f;
 	double cpu = 0, rss = 0, age = 0;
 	const char *v;
 
-	if (n < 0) {
+	if (!path || stats_load(path, &f) < 0) {
 		printf("%-8s %s\n", name, "(no statistics yet)");
 		return;
 	}
-	if ((v = lookup(kv, n, "time_ns")))
+	if ((v = stats_get(&f, "time_ns")))
 		age = ((double)cpa_now_ns() - strtod(v, NULL)) / 1e9;
-	if ((v = lookup(kv, n, "cpu_pct")))
+	if ((v = stats_get(&f, "cpu_pct")))
 		cpu = strtod(v, NULL);
-	if ((v = lookup(kv, n, "rss_kb")))
+	if ((v = stats_get(&f, "rss_kb")))
 		rss = strtod(v, NULL) / 1024;
 	printf("%-8s %8.2f %9.1f %9.1f", name, cpu, rss, age);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < f.n; i++) {
+		const struct stats_kv *kv = f.kv;
 		static const char *const own[] = {
 			"tool", "pid", "uptime_s", "cpu_s", "time_ns",
 			"cpu_pct", "rss_kb",
@@ -91,7 +53,7 @@ static void stage_row(const char *name, const char *path, double *total)
 			continue;
 		printf(" %s=%s", kv[i].key, kv[i].val);
 		snprintf(rate_key, sizeof(rate_key), "%.63s_per_s", kv[i].key);
-		if ((v = lookup(kv, n, rate_key)))
+		if ((v = stats_get(&f, rate_key)))
 			printf("(%s/s)", v);
 	}
 	putchar('\n');
@@ -101,12 +63,11 @@ static void stage_row(const char *name, const char *path, double *total)
 int status_print(const char *run_dir)
 {
 	char path[4200];
-	static struct kv kv[MAX_KEYS];
+	static struct stats_file st;
 	const char *restarts, *hung;
 	double total = 0;
 	long pid = 0;
 	FILE *f;
-	int n;
 
 	snprintf(path, sizeof(path), "%s/monitor.pid", run_dir);
 	f = fopen(path, "r");
@@ -120,22 +81,20 @@ int status_print(const char *run_dir)
 		return CPA_EXIT_FAILURE;
 	}
 	snprintf(path, sizeof(path), "%s/stages", run_dir);
-	n = read_kv(path, kv, MAX_KEYS);
-	if (n < 0)
-		n = 0;
-	restarts = lookup(kv, n, "restarts");
-	hung = lookup(kv, n, "hung");
+	stats_load(path, &st);
+	restarts = stats_get(&st, "restarts");
+	hung = stats_get(&st, "hung");
 	printf("cpa monitor pid %ld, pipeline restarts %s (%s for a hung "
 	       "stage)\n", pid, restarts ? restarts : "0", hung ? hung : "0");
 	printf("%-8s %8s %9s %9s %s\n", "stage", "cpu%", "rss_MB", "age_s",
 	       "counters");
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < st.n; i++) {
 		char key[80];
 
-		if (!stage_find(kv[i].key))
+		if (!stage_find(st.kv[i].key))
 			continue;
-		snprintf(key, sizeof(key), "%.63s.stats", kv[i].key);
-		stage_row(kv[i].key, lookup(kv, n, key), &total);
+		snprintf(key, sizeof(key), "%.63s.stats", st.kv[i].key);
+		stage_row(st.kv[i].key, stats_get(&st, key), &total);
 	}
 	printf("total cost: %.2f%% of one core\n", total);
 	return 0;

@@ -11,66 +11,35 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "statsfile.h"
 #include "timeparse.h"
 #include "watchdog.h"
 
-static bool parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return !errno && (*end == '\n' || !*end);
-}
-
-/* The file is written by a stage, which may run as another user: read
- * at most what a report can hold, and take only the keys used here. */
+/* The file is written by the stage, which may run as another user
+ * (statsfile.h reads it bounded). */
 int stats_read(const char *path, struct stats_report *r)
 {
-	char buf[16384], *line, *save = NULL;
-	uint64_t v, samples = 0, in = 0, out = 0;
-	bool has_samples = false, has_io = false;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	static struct stats_file f;
+	uint64_t pid = 0, samples, in = 0, out = 0;
+	bool has_in, has_out;
 
 	memset(r, 0, sizeof(*r));
-	if (fd < 0)
+	if (stats_load(path, &f) < 0 || !stats_get_u64(&f, "pid", &pid) ||
+	    !stats_get_u64(&f, "time_ns", &r->time_ns) || !pid ||
+	    pid > 0x7fffffff || !r->time_ns)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *eq = strchr(line, '=');
-
-		if (!eq)
-			continue;
-		*eq = 0;
-		if (!parse_u64(eq + 1, &v))
-			continue;
-		if (!strcmp(line, "pid"))
-			r->pid = (pid_t)v;
-		else if (!strcmp(line, "time_ns"))
-			r->time_ns = v;
-		else if (!strcmp(line, "samples_in")) {
-			in = v;
-			has_io = true;
-		} else if (!strcmp(line, "samples_out")) {
-			out = v;
-			has_io = true;
-		} else if (!strcmp(line, "samples")) {
-			samples = v;
-			has_samples = true;
-		}
-	}
+	r->pid = (pid_t)pid;
+	has_in = stats_get_u64(&f, "samples_in", &in);
+	has_out = stats_get_u64(&f, "samples_out", &out);
 	/* both only grow: their sum changes when either moves */
-	r->has_moved = has_io || has_samples;
-	r->moved = has_io ? in + out : samples;
-	return r->pid > 0 && r->time_ns ? 0 : -1;
+	if (has_in || has_out) {
+		r->moved = in + out;
+		r->has_moved = true;
+	} else if (stats_get_u64(&f, "samples", &samples)) {
+		r->moved = samples;
+		r->has_moved = true;
+	}
+	return 0;
 }
 
 long input_waiting(pid_t pid)
