@@ -7,6 +7,13 @@
 # up. Real captures of known workloads, as `cpa monitor` runs them.
 load helper
 load monitor_helper
+load serve_helper
+
+teardown() {
+	serve_stop
+	[ -n "${MON:-}" ] && kill -TERM "$MON" 2>/dev/null && wait "$MON" 2>/dev/null
+	kill_workloads
+}
 
 # row STAGE FIELD: a field of the stage's line in `cpa-supervise --stages`
 # (1 name, 2 tool, 3 capability names, 4 mask, 5 user, 6 stats, 7 restart)
@@ -56,6 +63,24 @@ check_caps() {
 	MON=$!
 	wait_for 10 pgrep -P "$MON" -x cpa-render >/dev/null
 	check_caps render "$(pgrep -P "$MON" -x cpa-render)"
+}
+
+@test "stages: a cpa-serve job's capture and unwind hold the same rows as cpa monitor's" {
+	require_bpf
+	require_serve_tools
+	sleep 60 3>&- &
+	WL_BG_PIDS=$!
+	serve_start "$T/serve"
+	id=$(new_job "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"pid\",\"pid\":$WL_BG_PIDS,\"duration_seconds\":30}")
+	wait_for 20 job_attached "$id"
+	# server -> launcher -> cpa-supervise -> capture, unwind
+	launcher=$(pgrep -P "$SERVE_PID" -x cpa-serve-jobs)
+	sup=$(pgrep -P "$launcher" -x cpa-supervise)
+	check_caps supervise "$sup"
+	for stage in capture unwind; do
+		check_caps "$stage" "$(pgrep -P "$sup" -x "cpa-$stage")"
+	done
+	serve_stop
 }
 
 @test "stages: the table's capability names are the kernel's, as setpriv reads them back" {
