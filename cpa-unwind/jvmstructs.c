@@ -305,6 +305,33 @@ static bool read_heaps(int memfd, const struct statics *st,
 	return true;
 }
 
+/* Whether every header field read lies within the blob_read bytes read
+ * (jvmcode.c reads them from one buffer), and PcDesc's in its size:
+ * the tables are the process's, and a field past the end would be read
+ * past the buffer. */
+static bool header_fits(const struct jvm_layout *l)
+{
+	const struct { uint32_t off, len; } f[] = {
+		{ l->blob_name, 8 }, { l->blob_size, 4 },
+		{ l->blob_frame_complete, l->frame_complete_width },
+		{ l->blob_frame_size, 4 },
+		{ l->blob_code_begin, l->code_offsets ? 4 : 8 },
+		{ l->blob_code_end, l->code_offsets ? 4 : 8 },
+		{ l->nm_method, 8 }, { l->nm_compile_id, 4 },
+		{ l->nm_metadata_off, 4 }, { l->nm_scopes_data_begin, 8 },
+		{ l->nm_scopes_pcs_off, 4 }, { l->nm_dependencies_off, 4 },
+		{ l->nm_immutable, 8 }, { l->nm_immutable_size, 4 },
+		{ l->nm_scopes_data_off, 4 }, { l->blob_mutable, 8 },
+		{ l->blob_mutable_size, 4 }, { l->blob_reloc_size, 4 },
+	};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if ((uint64_t)f[i].off + f[i].len > l->blob_read)
+			return false;
+	return !l->nm_scopes_pcs_off ||
+	       (l->pcdesc_size <= 64 && l->pcdesc_pc + 4 <= l->pcdesc_size &&
+		l->pcdesc_scope + 4 <= l->pcdesc_size);
+}
+
 static bool read_tables(int memfd, const uint64_t *addr, struct jvm_layout *l)
 {
 	uint64_t v[NSYMS];
@@ -434,6 +461,7 @@ static bool read_tables(int memfd, const uint64_t *addr, struct jvm_layout *l)
 					  found(&ws, &l->blob_code_end))) &&
 		     found(&ws, &l->nm_method) && found(&ws, &l->nm_compile_id) &&
 		     nm_size >= 64 && nm_size <= 4096;
+	l->code_described = l->code_described && header_fits(l);
 	l->code_ok = l->code_described &&
 		     read_heaps(memfd, &st, l, ga_len, ga_data, heap_memory,
 				heap_segmap, vs_lo, vs_hi, heap_shift);
