@@ -145,9 +145,14 @@ static void read_layout(struct jvm_attacher *a, uint32_t pid)
 		cpa_debug("pid %u: no JVM layout: %s", pid,
 			  r.l.ok ? "no code cache in its vmStructs" : err);
 	else
-		cpa_debug("pid %u: JDK %u layout read in %" PRIu64 " ms%s", pid,
-			  r.l.major, mono_ms() - t0,
-			  r.rc ? ", code cache not set up yet" : "");
+		cpa_debug("pid %u: JDK %u layout read in %" PRIu64 " ms%s%s",
+			  pid, r.l.major, mono_ms() - t0,
+			  r.rc ? ", code cache not set up yet" : "",
+			  r.l.non_safepoints == JVM_FP_NO
+				  ? "; without -XX:+DebugNonSafepoints a "
+				    "sample in inlined code takes the scope "
+				    "of the next safepoint"
+				  : "");
 	pthread_mutex_lock(&a->lock);
 	a->st.layouts += r.rc == 0;
 	a->st.layout_failures += r.rc < 0;

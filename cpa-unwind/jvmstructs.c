@@ -244,29 +244,33 @@ struct statics {
 	uint64_t heaps, cc_lo, cc_hi, major, flags, nflags;
 };
 
-/* -XX:+PreserveFramePointer, from the JVM's flag table. */
-static uint8_t read_fp_flag(int memfd, const struct statics *st,
-			    uint32_t flag_size, uint32_t name_off,
-			    uint32_t addr_off)
+/* The boolean flags cpa-unwind asks about, from the JVM's flag table:
+ * -XX:+PreserveFramePointer and -XX:+DebugNonSafepoints. */
+static void read_flags(int memfd, const struct statics *st, uint32_t flag_size,
+		       uint32_t name_off, uint32_t addr_off,
+		       struct jvm_layout *l)
 {
 	uint64_t flags, n;
 	char name[32];
 	if (!flag_size || !mem_u64(memfd, st->flags, &flags) ||
 	    !mem_u64(memfd, st->nflags, &n) || n > MAX_FLAGS)
-		return JVM_FP_UNKNOWN;
+		return;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t f = flags + i * flag_size, np, ap;
 		uint8_t b;
 		if (!mem_u64(memfd, f + name_off, &np) ||
 		    !mem_str(memfd, np, name, sizeof(name)) ||
-		    strcmp(name, "PreserveFramePointer"))
+		    (strcmp(name, "PreserveFramePointer") &&
+		     strcmp(name, "DebugNonSafepoints")))
 			continue;
 		if (!mem_u64(memfd, f + addr_off, &ap) ||
 		    pread(memfd, &b, 1, (off_t)ap) != 1)
-			return JVM_FP_UNKNOWN;
-		return b ? JVM_FP_YES : JVM_FP_NO;
+			continue;
+		if (name[0] == 'P')
+			l->fp = b ? JVM_FP_YES : JVM_FP_NO;
+		else
+			l->non_safepoints = b ? JVM_FP_YES : JVM_FP_NO;
 	}
-	return JVM_FP_UNKNOWN;
 }
 
 /* CodeCache::_heaps: a GrowableArray<CodeHeap*>*, each heap's reserved
@@ -420,8 +424,7 @@ static bool read_tables(int memfd, const uint64_t *addr, struct jvm_layout *l)
 	l->u5_x = major >= 20;
 	if (found_addr(&ws, &st.flags) && found_addr(&ws, &st.nflags) &&
 	    found(&ws, &flag_name) && found(&ws, &flag_addr))
-		l->fp = read_fp_flag(memfd, &st, flag_size, flag_name,
-				     flag_addr);
+		read_flags(memfd, &st, flag_size, flag_name, flag_addr, l);
 
 	/* JDK 23 on: the code's bounds as offsets, a 16-bit
 	 * frame_complete_offset beside a 16-bit header size */

@@ -37,6 +37,7 @@ struct jvm_layout {
 	uint8_t major;		/* the JDK's feature release */
 	uint8_t u5_x;		/* UNSIGNED5 excluded bytes: 1 from JDK 20 */
 	uint8_t fp;		/* -XX:+PreserveFramePointer, enum jvm_fp */
+	uint8_t non_safepoints;	/* -XX:+DebugNonSafepoints, enum jvm_fp */
 
 	/* names */
 	uint32_t method_const;		/* Method::_constMethod */
