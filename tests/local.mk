@@ -19,11 +19,15 @@ tests_unit_stream_test_LDADD = $(UNIT_LDADD)
 tests_unit_lib_test_SOURCES = tests/unit/lib_test.c tests/unit/unit.h
 tests_unit_lib_test_LDADD = $(UNIT_LDADD)
 TESTS += tests/unit/stream_test tests/unit/lib_test
-# Files of monitored processes: the JVM attach trigger (lib/runtime/jvmattach.c)
-check_PROGRAMS += tests/unit/jvmattach_test
+# Files of monitored processes: the JVM attach trigger
+# (lib/runtime/jvmattach.c) and the rules every such file is opened by
+# (lib/base/safeopen.c)
+check_PROGRAMS += tests/unit/jvmattach_test tests/unit/safeopen_test
 tests_unit_jvmattach_test_SOURCES = tests/unit/jvmattach_test.c tests/unit/unit.h
 tests_unit_jvmattach_test_LDADD = $(UNIT_LDADD)
-TESTS += tests/unit/jvmattach_test
+tests_unit_safeopen_test_SOURCES = tests/unit/safeopen_test.c tests/unit/unit.h
+tests_unit_safeopen_test_LDADD = $(UNIT_LDADD)
+TESTS += tests/unit/jvmattach_test tests/unit/safeopen_test
 # Children with bounds, and bounded patterns (lib/child.c, lib/regbound.c)
 check_PROGRAMS += tests/unit/child_test
 tests_unit_child_test_SOURCES = tests/unit/child_test.c tests/unit/unit.h

@@ -54,22 +54,29 @@ int safeopen_proc_root(uint32_t pid)
 	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
+int safeopen_cred_from(const struct cpa_proc_status *st,
+		       struct safeopen_cred *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (!st->have_ids) {
+		errno = ESRCH;	/* a zombie shows no ids */
+		return -1;
+	}
+	c->uid = st->fsuid;
+	c->gid = st->fsgid;
+	c->ngroups = st->ngroups;
+	for (unsigned i = 0; i < st->ngroups; i++)
+		c->groups[i] = st->groups[i];
+	return 0;
+}
+
 int safeopen_cred_of(uint32_t pid, struct safeopen_cred *c)
 {
 	struct cpa_proc_status st;
 	memset(c, 0, sizeof(*c));
 	if (!cpa_proc_status(pid, &st))
 		return -1;
-	if (!st.have_ids) {
-		errno = ESRCH;	/* a zombie shows no ids */
-		return -1;
-	}
-	c->uid = st.fsuid;
-	c->gid = st.fsgid;
-	c->ngroups = st.ngroups;
-	for (unsigned i = 0; i < st.ngroups; i++)
-		c->groups[i] = st.groups[i];
-	return 0;
+	return safeopen_cred_from(&st, c);
 }
 
 static bool in_groups(const struct safeopen_cred *c, gid_t g)
@@ -135,6 +142,8 @@ static int check_rules(int pathfd, const struct stat *pst,
 	if (r->as && (!cred_may(r->as, pst, 4) ||
 		      (r->as->uid && pst->st_uid != r->as->uid &&
 		       has_acl(pathfd))))
+		return refuse(SAFEOPEN_NOT_PERMITTED, EPERM);
+	if (r->own_file && (pst->st_nlink != 1 || !(pst->st_mode & S_IRUSR)))
 		return refuse(SAFEOPEN_NOT_PERMITTED, EPERM);
 	return 0;
 }
@@ -344,7 +353,8 @@ int safeopen_host(const char *path, const struct safeopen_rules *rules,
 		pathfd = resolve_walk(root, path, rules->as);
 		close(root);
 	} else {
-		pathfd = open(path, O_PATH | O_CLOEXEC);
+		int nofollow = rules && rules->own_file ? O_NOFOLLOW : 0;
+		pathfd = open(path, O_PATH | O_CLOEXEC | nofollow);
 	}
 	if (pathfd < 0)
 		return -1;

@@ -63,11 +63,18 @@ struct safeopen_rules {
 	uint64_t ino;		/* the inode it must have; 0: any */
 	uint64_t max_size;	/* bytes it may have; 0: any */
 	const struct safeopen_cred *as;	/* NULL: cpa's own access */
+	/* its owner's own file: one link, not reached through a symlink
+	 * as the last component, readable by its owner (a process that
+	 * has exited has no credentials left to judge by) */
+	bool own_file;
 };
 
 /* The credentials of pid; -1 with errno ESRCH or ENOENT when it is
  * gone. */
 int safeopen_cred_of(uint32_t pid, struct safeopen_cred *c);
+/* The same from a status already read; -1 (ESRCH) for a zombie. */
+int safeopen_cred_from(const struct cpa_proc_status *st,
+		       struct safeopen_cred *c);
 
 /*
  * An O_PATH descriptor of the root directory of pid (/proc/PID/root),
