@@ -46,7 +46,7 @@ static struct output_stats stats;
 
 /* the same counts as self statistics (--stats-file, SIGUSR1) */
 static struct {
-	uint64_t *samples, *kind[CPA_KIND_COUNT];
+	uint64_t *samples, *samples_out, *kind[CPA_KIND_COUNT];
 	uint64_t *lost, *reason[CPA_LOST_REASON_COUNT];
 	uint64_t *tasks, *mmaps;
 } ctr;
@@ -91,6 +91,9 @@ static void stats_init(void)
 					    CPA_LOST_STATE_FULL, CPA_LOST_PERF };
 
 	ctr.samples = cpa_stat("samples");
+	/* what moved downstream, named as every stage names it (the
+	 * watchdog watches it) */
+	ctr.samples_out = cpa_stat("samples_out");
 	for (unsigned k = 0; k <= CPA_KIND_PROBE; k++) {
 		snprintf(name, sizeof(name), "samples_%s", cpa_kind_name(k));
 		for (char *p = name; *p; p++)
@@ -241,6 +244,7 @@ static int write_item(struct item *it)
 		if (it->u.raw.kind < CPA_KIND_COUNT && ctr.kind[it->u.raw.kind])
 			(*ctr.kind[it->u.raw.kind])++;
 		(*ctr.samples)++;
+		(*ctr.samples_out)++;
 		return cpa_write_raw_sample(&writer, &it->u.raw);
 	case CPA_REC_TASK:
 		it->u.task.time_ns = to_realtime(it->u.task.time_ns);

@@ -107,13 +107,16 @@ static bool flush(struct store *st, struct input *in, struct windows *ws,
 /* Self statistics (lib/base/selfstats.h), copied from the running totals
  * before each possible report. */
 struct counters {
-	uint64_t *samples, *lost, *windows, *blocks, *bytes, *segments,
+	uint64_t *samples, *samples_in, *lost, *windows, *blocks, *bytes, *segments,
 		*deleted, *errors, *dropped;
 };
 
 static void counters_init(struct counters *c)
 {
 	c->samples = cpa_stat("samples");
+	/* what moved in from upstream, named as every stage names it
+	 * (the watchdog watches it) */
+	c->samples_in = cpa_stat("samples_in");
 	c->lost = cpa_stat("lost_upstream");
 	c->windows = cpa_stat("windows");
 	c->blocks = cpa_stat("blocks");
@@ -128,6 +131,7 @@ static void counters_update(struct counters *c, const struct input *in,
 			    const struct store *st, const struct backlog *b)
 {
 	*c->samples = in->samples;
+	*c->samples_in = in->samples;
 	*c->lost = in->lost;
 	*c->windows = st->windows;
 	*c->blocks = st->blocks;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "inline.h"
+#include "node.h"
 #include "unwind.h"
 
 /* "module+0xOFFSET" */
@@ -42,12 +43,25 @@ static struct mapping *mapping_of(struct unwinder *u, struct proc *p,
 	return m;
 }
 
-static uint32_t jit_frame(struct unwinder *u, struct proc *p, uint64_t pc,
-			  const char **raw)
+/* Index of pc in p's perf map, or -1: the map is read again when the
+ * address was not in it when the sample was taken (perfmap.h). */
+static long jit_lookup(struct unwinder *u, struct proc *p, uint64_t pc)
 {
 	long i = perfmap_refresh(&p->jit, p->pid, u->now_ns) == 0
 			 ? symtab_lookup(&p->jit.syms, pc)
 			 : -1;
+	if (i < 0 && perfmap_missed(&p->jit, p->pid, u->now_ns, u->sample_rt_ns,
+				    u->now_ns + u->opts.load_wait_ns)) {
+		i = symtab_lookup(&p->jit.syms, pc);
+		u->st.jit_late += i >= 0;
+	}
+	return i;
+}
+
+static uint32_t jit_frame(struct unwinder *u, struct proc *p, uint64_t pc,
+			  const char **raw)
+{
+	long i = jit_lookup(u, p, pc);
 	/* a JVM writes its map when asked, and again when it has compiled
 	 * more. One never asked is asked once even when a map is there
 	 * (another tool's, or its own from long ago): the answer also
@@ -56,8 +70,9 @@ static uint32_t jit_frame(struct unwinder *u, struct proc *p, uint64_t pc,
 	if ((i < 0 || never_asked) &&
 	    jvm_map_missed(u->jvm, p, u->now_ns, u->opts.load_wait_ns)) {
 		jvm_attacher_poll(u->jvm, u->procs, u->now_ns);
-		if (perfmap_refresh(&p->jit, p->pid, u->now_ns) == 0)
-			i = symtab_lookup(&p->jit.syms, pc);
+		long k = jit_lookup(u, p, pc);
+		if (k >= 0)
+			i = k;
 	}
 	if (i < 0)
 		return 0;
@@ -164,6 +179,8 @@ uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
 	if (i >= 0) {
 		if (raw)
 			*raw = symtab_name(&o->syms, i);
+		if (o->out_ids[i] == u->id_v8_entry && !p->v8_checked)
+			node_check(u, p);
 		if (o->out_ids[i])
 			return o->out_ids[i];
 		if (!o->display[i]) {
@@ -174,6 +191,8 @@ uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
 		id = output_string(u->out, o->display[i],
 				   strlen(o->display[i]));
 		o->out_ids[i] = id;
+		if (id == u->id_v8_entry)
+			node_check(u, p);
 		return id;
 	}
 	if (m->kind == MAPPING_ANON) {

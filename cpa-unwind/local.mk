@@ -19,7 +19,8 @@ cpa_unwind_libunwind_a_SOURCES = \
 	cpa-unwind/dbgfetch.c cpa-unwind/dbgfetch.h \
 	cpa-unwind/symtab.c cpa-unwind/symtab.h \
 	cpa-unwind/kallsyms.c cpa-unwind/kallsyms.h \
-	cpa-unwind/perfmap.c cpa-unwind/perfmap.h \
+	cpa-unwind/perfmap.c cpa-unwind/perfmap.h cpa-unwind/perfmap_load.c \
+	cpa-unwind/budget.h cpa-unwind/node.c cpa-unwind/node.h \
 	cpa-unwind/jvm.c cpa-unwind/jvm.h \
 	cpa-unwind/jvminterp.c cpa-unwind/jvminterp.h \
 	cpa-unwind/jvmstructs.c cpa-unwind/jvmstructs.h \
@@ -67,6 +68,7 @@ tests_workloads_anon_exec_LDADD = $(LIBCPA_FORMAT)
 # (g++, rustc, go) or run by node; skipped where that is missing.
 EXTRA_DIST += tests/workloads/cxx_chain.cc tests/workloads/rust_chain.rs \
 	tests/workloads/go_chain.go tests/workloads/js_chain.js \
+	tests/workloads/js_churn.js \
 	tests/workloads/inline_chain.c
 
 # Java: JVMs asked for their perf maps; the workload is compiled by the
@@ -154,9 +156,12 @@ tests_unit_unwind_test_LDADD = $(UNWIND_LIBS)
 TESTS += tests/unit/unwind_test
 
 # Hostile processes (tests/hostile/): forged_pycode lays out forged
-# Python code objects in its memory and writes the stream naming them.
+# Python code objects in its memory and writes the stream naming them;
+# perfmap_flood runs JIT code with a perf map that works against us.
 TESTS += tests/bats/unwind-hostile-procs.bats
 EXTRA_DIST += tests/bats/unwind-hostile-procs.bats
-check_PROGRAMS += tests/hostile/forged_pycode
+check_PROGRAMS += tests/hostile/forged_pycode tests/hostile/perfmap_flood
 tests_hostile_forged_pycode_SOURCES = tests/hostile/forged_pycode.c
 tests_hostile_forged_pycode_LDADD = $(LIBCPA_FORMAT) $(LIBCPA_RUNTIME)
+tests_hostile_perfmap_flood_SOURCES = tests/hostile/perfmap_flood.c
+tests_hostile_perfmap_flood_CFLAGS = $(WL_FP_CFLAGS)

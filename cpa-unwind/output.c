@@ -92,8 +92,14 @@ const uint32_t *output_get_stack(const struct output *o, uint32_t id,
 	return cpa_stacktab_get(o->folded ? o->stacks : o->sw.stacks, id, n);
 }
 
+uint64_t output_samples(const struct output *o)
+{
+	return o->samples;
+}
+
 void output_sample(struct output *o, const struct cpa_sample *s)
 {
+	o->samples++;
 	if (!o->folded) {
 		cpa_write_sample(&o->sw.w, s);
 		return;

@@ -28,11 +28,14 @@ struct output {
 	FILE *f;
 	int err;		/* errno of the first write failure */
 	uint64_t names_cleaned;	/* names output_string had to clean */
+	uint64_t samples;	/* written */
 };
 
 int output_init(struct output *o, int fd, bool folded,
 		const struct cpa_labels *labels);
 void output_free(struct output *o);
+/* Samples written so far. */
+uint64_t output_samples(const struct output *o);
 /* The id of a name, cleaned first when it is not clean (lib/base/name.h). */
 uint32_t output_string(struct output *o, const char *s, size_t len);
 uint32_t output_stack(struct output *o, const uint32_t *frames, uint32_t n);

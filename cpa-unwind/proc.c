@@ -107,6 +107,7 @@ struct proc *proctab_get(struct proctab *t, uint32_t pid)
 		return p;
 	p = cpa_calloc(1, sizeof(*p));
 	p->pid = pid;
+	p->jit.budget = &t->budget;
 	p->last_used = ++t->clock;
 	p->hnext = t->buckets[pid % NBUCKETS];
 	t->buckets[pid % NBUCKETS] = p;
@@ -139,7 +140,7 @@ static struct proc *oldest_caching(struct proctab *t)
 	struct proc *old = NULL;
 	for (unsigned b = 0; b < NBUCKETS; b++)
 		for (struct proc *p = t->buckets[b]; p; p = p->hnext)
-			if ((pycodes_bytes(p->py) ||
+			if ((pycodes_bytes(p->py) || perfmap_bytes(&p->jit) ||
 			     (p->jvm.code && p->jvm.code->bytes)) &&
 			    (!old || p->last_used < old->last_used))
 				old = p;
@@ -334,10 +335,8 @@ struct elf_obj *proc_mapping_obj(struct proctab *t, struct proc *p,
 	return m->obj;
 }
 
-/* The first max bytes of /proc/PID/name, NUL-terminated, in a buffer of
- * max + 1 the caller frees; NULL when the process is gone. */
-static char *read_proc_file(uint32_t pid, const char *name, size_t max,
-			    size_t *len)
+char *proc_read_file(uint32_t pid, const char *name, size_t max,
+		     size_t *len)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%u/%s", pid, name);
@@ -355,27 +354,37 @@ static char *read_proc_file(uint32_t pid, const char *name, size_t max,
 	return buf;
 }
 
+const char *proc_environ_value(const char *env, size_t len, const char *key,
+			       size_t klen, size_t *vlen)
+{
+	for (size_t off = 0; off < len;) {
+		const char *var = env + off;
+		size_t n = strnlen(var, len - off);
+		if (klen && n > klen && !strncmp(var, key, klen) &&
+		    var[klen] == '=') {
+			*vlen = n - klen - 1;
+			return var + klen + 1;
+		}
+		off += n + 1;
+	}
+	return NULL;
+}
+
 void proc_read_env(struct proc *p, const char *keys)
 {
 	if (p->env_read)
 		return;
 	p->env_read = true;
-	size_t got;
-	char *buf = read_proc_file(p->pid, "environ", ENVIRON_MAX, &got);
+	size_t got, vlen;
+	char *buf = proc_read_file(p->pid, "environ", ENVIRON_MAX, &got);
 	if (!buf)
 		return;
 	/* The first key of the list that the process has wins. */
 	for (const char *key = keys; *key && !p->env;) {
 		size_t klen = strcspn(key, ",");
-		for (size_t off = 0; off < got && !p->env;) {
-			const char *var = buf + off;
-			size_t vlen = strnlen(var, got - off);
-			if (klen && vlen > klen && !strncmp(var, key, klen) &&
-			    var[klen] == '=')
-				p->env = cpa_strndup(var + klen + 1,
-						     vlen - klen - 1);
-			off += vlen + 1;
-		}
+		const char *v = proc_environ_value(buf, got, key, klen, &vlen);
+		if (v)
+			p->env = cpa_strndup(v, vlen);
 		key += klen;
 		if (*key == ',')
 			key++;
@@ -389,7 +398,7 @@ void proc_read_owner(struct proc *p)
 		return;
 	p->owner_read = true;
 	size_t got;
-	char *buf = read_proc_file(p->pid, "cgroup", CGROUP_FILE_MAX, &got);
+	char *buf = proc_read_file(p->pid, "cgroup", CGROUP_FILE_MAX, &got);
 	if (!buf)
 		return;
 	struct cpa_owner o;

@@ -56,6 +56,7 @@ struct proc {
 	struct perfmap jit;
 	struct jvm_proc jvm;	/* asking a JVM for its perf map */
 	struct pycodes *py;	/* Python code objects read (python.c) */
+	bool v8_checked;	/* its V8 flags were looked at (node.c) */
 	uint64_t last_used;	/* sample counter, for LRU bounding */
 	struct proc *hnext;
 };
@@ -144,5 +145,13 @@ void proc_read_env(struct proc *p, const char *keys);
 void proc_read_owner(struct proc *p);
 /* Forgets what was read from /proc for p (exec: another program). */
 void proc_forget_read(struct proc *p);
+/* /proc/PID/NAME, at most max bytes, NUL-terminated (its length in
+ * *len), malloc'd; NULL when it cannot be read. */
+char *proc_read_file(uint32_t pid, const char *name, size_t max,
+		     size_t *len);
+/* The value of key (klen bytes) in an environ block of len bytes, or
+ * NULL; its length in *vlen. */
+const char *proc_environ_value(const char *env, size_t len, const char *key,
+			       size_t klen, size_t *vlen);
 
 #endif

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "jvmwalk.h"
 #include "log.h"
+#include "node.h"
 #include "python.h"
 #include "unwind.h"
 
@@ -30,6 +31,7 @@ void unwinder_init(struct unwinder *u, const struct unwind_opts *opts,
 	u->allocs = allocs_new(opts->max_allocs);
 	if (opts->java_attach)
 		u->jvm = jvm_attacher_new();
+	perfmap_set_wait(opts->load_wait_ns);
 	u->have_ksyms = kallsyms_load(&u->ksyms, opts->kallsyms) == 0;
 	if (!u->have_ksyms)
 		cpa_warn("%s: no kernel symbols (not readable, or all "
@@ -46,12 +48,15 @@ static void intern_fixed_names(struct unwinder *u)
 	u->id_unknown = output_string(u->out, "[unknown]", 9);
 	u->id_unknown_k = output_string(u->out, "[unknown]_[k]", 13);
 	u->id_unknown_py = output_string(u->out, "[unknown]_[py]", 14);
+	u->id_v8_entry = output_string(u->out, NODE_INTERPRETER_ENTRY,
+				       sizeof(NODE_INTERPRETER_ENTRY) - 1);
 }
 
 void unwinder_free(struct unwinder *u)
 {
 	jvm_attacher_free(u->jvm);
 	proctab_free(u->procs);
+	perfmap_loader_stop();
 	cgroups_free(u->cgroups);
 	allocs_free(u->allocs);
 	elfcache_free(u->cache);
@@ -128,6 +133,7 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	}
 	uint64_t t0 = cpa_mono_ns();
 	u->now_ns = t0;
+	u->sample_rt_ns = s.time_ns;
 	elfcache_set_deadline(u->cache, t0 + u->opts.load_wait_ns);
 	u->st.raw_samples++;
 	if (u->have_ksyms)

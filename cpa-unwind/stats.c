@@ -72,6 +72,15 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 		cs.unloads, cs.reloads, (double)cs.load_ns / 1e9,
 		cs.load_waits);
 	fprintf(f, "  cfi refused    fdes=%" PRIu64 "\n", cs.cfi_refused_fdes);
+	struct perfmap_stats ps;
+	perfmap_stats(&ps);
+	fprintf(f, "  perf maps      loads=%" PRIu64 " incremental=%" PRIu64
+		   " bytes-read=%" PRIu64 " waits=%" PRIu64 " timeouts=%" PRIu64
+		   " cut=%" PRIu64 " found-late=%" PRIu64 "\n", ps.loads,
+		ps.incremental, ps.bytes_read, ps.waits, ps.timeouts, ps.cut,
+		st->jit_late);
+	fprintf(f, "  v8             without-interpreted-frames-native-stack=%"
+		   PRIu64 "\n", st->v8_no_native_stack);
 	const struct budget *bu = proctab_budget(u->procs);
 	fprintf(f, "  process caches perfmap-bytes=%" PRIu64 " pycode-bytes=%"
 		   PRIu64 " jvmcode-bytes=%" PRIu64 " per-process=%" PRIu64
@@ -142,6 +151,8 @@ static struct {
 	uint64_t *dbg_fetched, *dbg_failures, *names_cleaned;
 	uint64_t *heap_used, *heap_free;
 	uint64_t *perfmap_bytes, *pycode_bytes, *caches_full, *caches_dropped;
+	uint64_t *jit_late, *v8_flagless;
+	uint64_t *samples_in, *samples_out;
 } ctr;
 
 void stats_publish_init(void)
@@ -151,6 +162,11 @@ void stats_publish_init(void)
 	};
 	char name[48];
 	ctr.samples = cpa_stat("samples");
+	/* the samples that moved through, as every stage names them: a
+	 * stage whose report goes on while they stand still is stuck
+	 * (cpa-supervise's watchdog) */
+	ctr.samples_in = cpa_stat("samples_in");
+	ctr.samples_out = cpa_stat("samples_out");
 	for (unsigned c = 0; c < CHOICE_COUNT; c++)
 		ctr.chose[c] = cpa_stat(chose[c]);
 	for (unsigned e = 0; e < WALK_END_COUNT; e++) {
@@ -196,6 +212,8 @@ void stats_publish_init(void)
 	ctr.pycode_bytes = cpa_gauge("pycode_bytes");
 	ctr.caches_full = cpa_stat("process_caches_full");
 	ctr.caches_dropped = cpa_stat("process_caches_dropped");
+	ctr.jit_late = cpa_stat("jit_found_late");
+	ctr.v8_flagless = cpa_gauge("v8_without_native_stack");
 }
 
 /* Upper bound of the histogram bucket holding quantile q. */
@@ -218,6 +236,8 @@ void stats_publish(struct unwinder *u)
 		return;
 	elfcache_stats(u->cache, &cs);
 	*ctr.samples = st->raw_samples;
+	*ctr.samples_in = st->raw_samples + st->frees + st->frees_unknown;
+	*ctr.samples_out = output_samples(u->out);
 	for (unsigned c = 0; c < CHOICE_COUNT; c++)
 		*ctr.chose[c] = st->chose[c];
 	for (unsigned e = 0; e < WALK_END_COUNT; e++)
@@ -269,6 +289,8 @@ void stats_publish(struct unwinder *u)
 	*ctr.caches_full = b->full[BUDGET_PERFMAP] + b->full[BUDGET_PYCODE] +
 			   b->full[BUDGET_JVMCODE];
 	*ctr.caches_dropped = b->dropped;
+	*ctr.jit_late = st->jit_late;
+	*ctr.v8_flagless = st->v8_no_native_stack;
 	uint64_t refused[SAFEOPEN_REFUSAL_COUNT];
 	safeopen_refusals(refused);
 	*ctr.files_refused = 0;

@@ -143,11 +143,19 @@ static int cmp_sym(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name; /* first added */
 }
 
-void symtab_finish(struct symtab *t)
+/* At one address the last added first: a JIT map's later line names
+ * what the address holds now. */
+static int cmp_newest(const void *a, const void *b)
 {
-	if (t->n == 0)
-		return;
-	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
+	const struct sym *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->name > y->name ? -1 : x->name < y->name;
+}
+
+/* Keeps the first symbol at each address, and fits the arrays. */
+static void dedup_fit(struct symtab *t)
+{
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < t->n; i++) {
 		if (k > 0 && t->syms[k - 1].addr == t->syms[i].addr)
@@ -155,15 +163,73 @@ void symtab_finish(struct symtab *t)
 		t->syms[k++] = t->syms[i];
 	}
 	t->n = k;
-	struct sym *s = realloc(t->syms, k * sizeof(*s));
-	if (s)
-		t->syms = s;
-	t->syms_cap = k;
-	char *nm = realloc(t->names, t->names_len);
-	if (nm) {
-		t->names = nm;
-		t->names_cap = t->names_len;
+	if (k) {
+		struct sym *s = realloc(t->syms, k * sizeof(*s));
+		if (s)
+			t->syms = s;
+	} else {
+		free(t->syms);
+		t->syms = NULL;
 	}
+	t->syms_cap = k;
+	if (t->names_len) {
+		char *nm = realloc(t->names, t->names_len);
+		if (nm) {
+			t->names = nm;
+			t->names_cap = t->names_len;
+		}
+	}
+}
+
+void symtab_finish(struct symtab *t)
+{
+	if (t->n == 0)
+		return;
+	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
+	dedup_fit(t);
+}
+
+void symtab_finish_newest(struct symtab *t)
+{
+	if (t->n == 0)
+		return;
+	qsort(t->syms, t->n, sizeof(*t->syms), cmp_newest);
+	dedup_fit(t);
+}
+
+int symtab_merge(struct symtab *out, const struct symtab *old,
+		 const struct symtab *newer)
+{
+	memset(out, 0, sizeof(*out));
+	size_t n = (size_t)old->n + newer->n;
+	if (grow((void **)&out->syms, &out->syms_cap, n ? n : 1,
+		 sizeof(*out->syms)) ||
+	    grow((void **)&out->names, &out->names_cap,
+		 old->names_len + newer->names_len + 1, 1))
+		goto nomem;
+	uint32_t i = 0, j = 0;
+	while (i < old->n || j < newer->n) {
+		const struct symtab *from;
+		const struct sym *s;
+		if (j >= newer->n ||
+		    (i < old->n && old->syms[i].addr < newer->syms[j].addr)) {
+			from = old;
+			s = &old->syms[i++];
+		} else {
+			if (i < old->n && old->syms[i].addr == newer->syms[j].addr)
+				i++;	/* the newer line wins */
+			from = newer;
+			s = &newer->syms[j++];
+		}
+		const char *name = symtab_name(from, s - from->syms);
+		if (symtab_add(out, s->addr, s->size, name, strlen(name)) < 0)
+			goto nomem;
+	}
+	dedup_fit(out);
+	return 0;
+nomem:
+	symtab_free(out);
+	return -1;
 }
 
 void symtab_free(struct symtab *t)

@@ -46,6 +46,12 @@ int symtab_add(struct symtab *t, uint64_t addr, uint64_t size,
 	       const char *name, size_t len);
 /* Sorts and removes duplicate addresses; call after the last add. */
 void symtab_finish(struct symtab *t);
+/* The same for a JIT map: at one address the symbol added last wins. */
+void symtab_finish_newest(struct symtab *t);
+/* out = old and newer (both finished) together, newer's symbol winning
+ * at an address both have. 0, or -1 out of memory (out empty). */
+int symtab_merge(struct symtab *out, const struct symtab *old,
+		 const struct symtab *newer);
 void symtab_free(struct symtab *t);
 size_t symtab_bytes(const struct symtab *t);
 

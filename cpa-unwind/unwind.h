@@ -37,6 +37,8 @@ struct unwind_stats {
 	uint64_t dwarf_frames, fp_steps, frames_out;
 	uint64_t truncated;		/* samples given a [truncated] root */
 	uint64_t unresolved_user, unresolved_kernel, jit_frames;
+	uint64_t jit_late;		/* found by a read after a miss */
+	uint64_t v8_no_native_stack;	/* V8 processes without the flag */
 	uint64_t inline_frames;
 	uint64_t py_frames, py_unknown;	/* Python frames, unreadable */
 	uint64_t tasks, mmaps, lost_in, passthrough;
@@ -82,7 +84,9 @@ struct unwinder {
 	struct kallsyms ksyms;
 	bool have_ksyms;
 	uint64_t now_ns;		/* monotonic, per sample */
+	uint64_t sample_rt_ns;		/* the sample's own time (realtime) */
 	uint32_t id_truncated, id_unknown, id_unknown_k, id_unknown_py;
+	uint32_t id_v8_entry;		/* node.h's NODE_INTERPRETER_ENTRY */
 	uint64_t dict_resets;
 	struct walk_result dwarf;	/* scratch, kept off the stack */
 	uint64_t fp[CPA_MAX_FRAMES];

@@ -186,3 +186,34 @@ need() {
 	grep -q ';[^;]*jsHotLeaf[^;]*_\[j\]' "$T/js.folded"
 	grep -q 'jit=[1-9]' "$T/js.stats"
 }
+
+@test "Node, live: functions compiled during the capture are named; one without --interpreted-frames-native-stack is told once" {
+	command -v node >/dev/null || skip_missing "nodejs not installed"
+	# a new hot function every 100 ms, its map line written as V8
+	# compiles it; and a node with the flag, whose interpreted callers
+	# are named
+	start_workload "$T/churn.wl" node --perf-basic-prof "$CPA_SRCDIR/tests/workloads/js_churn.js" 14
+	local churn=$WL_PID
+	start_workload "$T/flag.wl" node --perf-basic-prof --interpreted-frames-native-stack \
+		"$CPA_SRCDIR/tests/workloads/js_chain.js" 14
+	local flag=$WL_PID
+	cpa-capture --pid "$churn,$flag" --duration 6 --freq 199 2>/dev/null |
+		cpa-unwind --folded --stats >"$T/live.folded" 2>"$T/live.stats"
+	rm -f "/tmp/perf-$churn.map" "/tmp/perf-$flag.map"
+	sed -n '/perf maps\|v8 \|warning/p' "$T/live.stats"
+	# the churning node's new functions, called from jsChurnCaller: named,
+	# where a map read at most once a second left half of them [anon]
+	local named anon
+	named=$(samples ';[^;]*jsChurnCaller[^;]*_[[]j[]];[^;]*_[[]j[]]( |;)' "$T/live.folded")
+	anon=$(samples ';[^;]*jsChurnCaller[^;]*_[[]j[]];[[]anon[]]( |;)' "$T/live.folded")
+	echo "called from jsChurnCaller: $named named, $anon [anon]"
+	[ "$named" -ge 50 ]
+	[ "$((anon * 100))" -le "$((5 * (named + anon)))" ]
+	grep -Eq 'perf maps .* found-late=[1-9]' "$T/live.stats"
+	# the node with the flag: its interpreted callers named
+	grep -q ';JS:~jsLevelA [^;]*_\[j\];JS:[*~]jsHotLeaf ' "$T/live.folded"
+	# told once, of the node without the flag only
+	[ "$(grep -c "pid $churn: V8 runs without --interpreted-frames-native-stack" "$T/live.stats")" -eq 1 ]
+	run ! grep -q "pid $flag: V8 runs without" "$T/live.stats"
+	grep -q 'v8 .*without-interpreted-frames-native-stack=1$' "$T/live.stats"
+}

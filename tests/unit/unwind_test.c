@@ -17,6 +17,7 @@
 #include "../../cpa-unwind/demangle.h"
 #include "../../cpa-unwind/jvm.h"
 #include "../../cpa-unwind/output.h"
+#include "../../cpa-unwind/node.h"
 #include "../../cpa-unwind/perfmap.h"
 #include "../../cpa-unwind/pycode.h"
 #include "../../cpa-unwind/walk.h"
@@ -265,6 +266,62 @@ static void test_perfmap(void)
 		  "JS:~cold");
 	CHECK(symtab_lookup(&m.syms, 0x7f0000001040) == -1);
 	perfmap_free(&m);
+}
+
+/* A map read in pieces, as perfmap_load.c reads one that grows: whole
+ * lines only, a bound that cuts it, the newest line winning at an
+ * address, and the pieces merged. */
+static void test_perfmap_pieces(void)
+{
+	struct symtab a = { 0 }, b = { 0 }, m;
+	uint64_t bad = 0;
+	bool cut;
+	const char *text = "1000 10 old_at_1000\n"
+			   "2000 10 two\n"
+			   "junk\n"
+			   "1000 10 newer_at_1000\n"
+			   "3000 10 half-writ";
+	size_t used = perfmap_add_lines(&a, text, strlen(text), 1 << 20, &bad,
+					&cut);
+	CHECK(used == strlen(text) - strlen("3000 10 half-writ"));
+	CHECK(!cut && bad == 1);
+	symtab_finish_newest(&a);
+	CHECK(a.n == 2);
+	CHECK_STR(symtab_name(&a, symtab_lookup(&a, 0x1000)), "newer_at_1000");
+	/* the next piece: the rest of the last line, and a new one at 0x2000 */
+	const char *more = "3000 10 half-written\n2000 10 two_again\n";
+	CHECK(perfmap_add_lines(&b, more, strlen(more), 1 << 20, &bad, &cut) ==
+	      strlen(more));
+	symtab_finish_newest(&b);
+	CHECK(symtab_merge(&m, &a, &b) == 0);
+	CHECK(m.n == 3);
+	CHECK_STR(symtab_name(&m, symtab_lookup(&m, 0x1008)), "newer_at_1000");
+	CHECK_STR(symtab_name(&m, symtab_lookup(&m, 0x2000)), "two_again");
+	CHECK_STR(symtab_name(&m, symtab_lookup(&m, 0x300f)), "half-written");
+	CHECK(symtab_lookup(&m, 0x3010) == -1);
+	symtab_free(&m);
+	symtab_free(&b);
+	/* a bound: lines stop being added once the table holds that much */
+	CHECK(perfmap_add_lines(&b, text, strlen(text), 1, &bad, &cut) > 0);
+	CHECK(cut && b.n == 1);
+	symtab_free(&b);
+	symtab_free(&a);
+}
+
+/* --interpreted-frames-native-stack, on the command line or in
+ * NODE_OPTIONS, as V8 spells it either way. */
+static void test_node_flags(void)
+{
+	static const char with[] = "node\0--perf-basic-prof\0"
+				   "--interpreted_frames_native_stack\0app.js";
+	static const char without[] = "node\0--perf-basic-prof\0app.js";
+	static const char no[] = "node\0--no-interpreted-frames-native-stack";
+	const char *opts = "--max-old-space-size=64 --interpreted-frames-native-stack";
+	CHECK(node_has_native_stack(with, sizeof(with), NULL, 0));
+	CHECK(!node_has_native_stack(without, sizeof(without), NULL, 0));
+	CHECK(!node_has_native_stack(no, sizeof(no), NULL, 0));
+	CHECK(node_has_native_stack(without, sizeof(without), opts, strlen(opts)));
+	CHECK(!node_has_native_stack(without, sizeof(without), opts, 20));
 }
 
 static void check_java(const char *raw, const char *want)
@@ -661,6 +718,8 @@ int main(int argc, char **argv)
 	test_walk_fp();
 	test_symtab();
 	test_perfmap();
+	test_perfmap_pieces();
+	test_node_flags();
 	test_java_names();
 	test_jvm_debug_info();
 	test_names();
