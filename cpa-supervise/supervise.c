@@ -482,8 +482,10 @@ static void proc_ended(struct chain *ch, struct proc *p, int st)
 		/* every stage's end counts: a profile is written whole or
 		 * not at all */
 		if (code && !killed) {
-			cpa_err("%s stage ended with status %d", p->st->name,
-				code);
+			/* a reader that went away (| head) needs no words */
+			if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGPIPE)
+				cpa_err("%s stage ended with status %d",
+					p->st->name, code);
 			run_status = CPA_EXIT_FAILURE;
 			stop_chain(ch, false, DRAIN_GRACE_NS);
 		}

@@ -173,6 +173,18 @@ static int set_user(const struct cpa_spawn_user *u)
 	return 0;
 }
 
+/* A program built with AddressSanitizer (the whole tree is, for the
+ * sanitized run of the suite) reserves terabytes of shadow memory at its
+ * start, which no address-space or data limit admits: there the children
+ * run without them, their CPU and file size bounds kept. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CPA_NO_MEMORY_LIMITS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CPA_NO_MEMORY_LIMITS 1
+#endif
+#endif
+
 static void set_limit(int resource, uint64_t soft, uint64_t hard)
 {
 	struct rlimit rl;
@@ -222,8 +234,10 @@ static int apply(const struct cpa_spawn *s, int null_fd, const char **what)
 	if (s->pgid >= 0 && setpgid(0, s->pgid))
 		return -1;
 	if (l) {
+#ifndef CPA_NO_MEMORY_LIMITS
 		set_limit(RLIMIT_AS, l->mem, l->mem);
 		set_limit(RLIMIT_DATA, l->data, l->data);
+#endif
 		/* SIGXCPU at the soft limit says why; the hard one is the
 		 * kernel's SIGKILL for a child that ignores it */
 		set_limit(RLIMIT_CPU, l->cpu_s, l->cpu_s + 1);

@@ -72,7 +72,7 @@ check_caps() {
 	WL_BG_PIDS=$!
 	serve_start "$T/serve"
 	id=$(new_job "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"pid\",\"pid\":$WL_BG_PIDS,\"duration_seconds\":30}")
-	wait_for 20 job_attached "$id"
+	wait_for 30 job_attached "$id" || { cat "$SERVE_DIR/state/jobs/$id/log"; false; }
 	# server -> launcher -> cpa-supervise -> capture, unwind
 	launcher=$(pgrep -P "$SERVE_PID" -x cpa-serve-jobs)
 	sup=$(pgrep -P "$launcher" -x cpa-supervise)
