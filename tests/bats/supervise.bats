@@ -119,6 +119,16 @@ check_caps() {
 	done
 }
 
+@test "stages: every row's tool takes --check, which a run asks of it before it starts" {
+	while read -r name tool _; do
+		[ "$name" != supervise ] || continue
+		run "$tool" --help
+		[ "$status" -eq 0 ]
+		echo "$name: $tool"
+		[[ "$output" == *"--check "* ]]
+	done < <(cpa-supervise --stages)
+}
+
 @test "config errors: --freq 0, --record_interval 0, --pid abc and a config's freq: 0 exit 2 at once, nothing started, no restart" {
 	for bad in "--freq 0" "--record_interval 0" "--pid abc"; do
 		run cpa monitor -s "$STORE" -d 4 $bad
