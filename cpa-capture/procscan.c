@@ -18,12 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cpa-capture.h"
 #include "buf.h"
 #include "log.h"
 #include "procfs.h"
+#include "safeopen.h"
 
 /* "pid (comm) S ppid ...": comm may hold spaces and parentheses, so it
  * runs to the last ')'. */
@@ -154,7 +156,11 @@ static void find_build_id(struct cpa_mmap *m, const struct cpa_map *map)
 	k->inode = m->inode;
 	snprintf(fn, sizeof(fn), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
 		 m->pid, map->start, map->end);
-	fd = open(fn, O_RDONLY | O_CLOEXEC);
+	/* the mapping's own file, but the process chose it: a device is
+	 * not read (lib/base/safeopen.h) */
+	const struct safeopen_rules mapped = { .ino = m->inode };
+	struct stat st;
+	fd = safeopen_host(fn, &mapped, &st);
 	if (fd >= 0) {
 		k->len = read_build_id(fd, k->id);
 		close(fd);
