@@ -47,13 +47,13 @@ static void write_meta(const struct capture_config *cfg,
 	char host[256] = "", buf[160];
 
 	gethostname(host, sizeof(host) - 1);
-	output_meta("host", host);
-	output_meta("kernel", f->release);
+	output_meta(CPA_META_HOST, host);
+	output_meta(CPA_META_KERNEL, f->release);
 	snprintf(buf, sizeof(buf), "%u", cfg->freq);
-	output_meta("frequency", buf);
+	output_meta(CPA_META_FREQUENCY, buf);
 	/* the guide line of the terminal UI's CPU trend */
 	snprintf(buf, sizeof(buf), "%ld", sysconf(_SC_NPROCESSORS_CONF));
-	output_meta("cpus", buf);
+	output_meta(CPA_META_CPUS, buf);
 	snprintf(buf, sizeof(buf), "%s%s%s%s%s",
 		 cfg->no_oncpu ? "" : "oncpu",
 		 cfg->offcpu ? (cfg->no_oncpu ? "offcpu" : ",offcpu") : "",
@@ -63,7 +63,7 @@ static void write_meta(const struct capture_config *cfg,
 		 cfg->irqoff ? ",irqoff" : "",
 		 cfg->kernel_only ? ",kernel-only" : "");
 	memory_meta_mode(cfg, buf, sizeof(buf));
-	output_meta("mode", buf);
+	output_meta(CPA_META_MODE, buf);
 	output_meta("backend", b->name);
 	output_meta("event", b->event);
 	snprintf(buf, sizeof(buf), "%u", cfg->kernel_only ? 0 : cfg->stack_size);

@@ -324,11 +324,6 @@ static void on_position(struct push *p, const struct cpa_dict *d,
 	p->last_pos = v;
 }
 
-static bool meta_is(const struct cpa_meta *m, const char *key)
-{
-	return m->key_len == strlen(key) && !memcmp(m->key, key, m->key_len);
-}
-
 /* Reads the stream and pushes it; returns the exit status. */
 static int run(struct push *p, int fd, const char *name)
 {
@@ -401,16 +396,12 @@ static int run(struct push *p, int fd, const char *name)
 			struct cpa_meta m;
 			if (cpa_decode_meta(&rec, &m, err, sizeof(err)) < 0)
 				cpa_die("%s: %s", name, err);
-			if (meta_is(&m, "position")) {
+			uint64_t iv;
+			if (cpa_meta_is(&m, CPA_META_POSITION))
 				on_position(p, &d, &m, rec.offset);
-			} else if (meta_is(&m, "interval_ns")) {
-				char v[32];
-				snprintf(v, sizeof(v), "%.*s",
-					 (int)m.value_len, m.value);
-				uint64_t iv = strtoull(v, NULL, 10);
-				if (iv)
-					p->b.duration_ns = iv;
-			}
+			else if (cpa_meta_is(&m, CPA_META_INTERVAL_NS) &&
+				 cpa_meta_u64(&m, &iv) && iv)
+				p->b.duration_ns = iv;
 		}
 	}
 	if (!stopping) {

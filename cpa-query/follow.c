@@ -88,7 +88,7 @@ static void position(struct follow *f)
 {
 	char v[CPA_STORE_NAME_MAX + 24];
 	snprintf(v, sizeof(v), "%s %zu", f->seg, f->done);
-	cpa_write_meta(&f->s.w.w, "position", v);
+	cpa_write_meta(&f->s.w.w, CPA_META_POSITION, v);
 	if (cpa_writer_flush(&f->s.w.w) < 0 || f->s.w.w.err)
 		out_failed(f);
 }
@@ -121,7 +121,7 @@ static void follow_segment(struct follow *f, const char *name)
 	f->s.k.begin(&f->s.k, &si, &r.dict);
 	char iv[32];
 	snprintf(iv, sizeof(iv), "%" PRIu64, si.interval_ns);
-	cpa_write_meta(&f->s.w.w, "interval_ns", iv);
+	cpa_write_meta(&f->s.w.w, CPA_META_INTERVAL_NS, iv);
 	f->d = &r.dict;
 	f->interval = si.interval_ns;
 	filter_cache_reset(&f->cache);

@@ -657,8 +657,8 @@ int stream_sink_init(struct stream_sink *s, int fd,
 	}
 	char v[32];
 	snprintf(v, sizeof(v), "%" PRIu64, ss->interval_ns);
-	cpa_write_meta(&s->w.w, "source", "cpa-query");
-	return cpa_write_meta(&s->w.w, "interval_ns", v);
+	cpa_write_meta(&s->w.w, CPA_META_SOURCE, "cpa-query");
+	return cpa_write_meta(&s->w.w, CPA_META_INTERVAL_NS, v);
 }
 
 void stream_sink_aggregate(struct stream_sink *s, uint64_t origin,

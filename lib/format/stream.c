@@ -1027,6 +1027,39 @@ int cpa_decode_meta(const struct cpa_record *rec, struct cpa_meta *m,
 	return 0;
 }
 
+bool cpa_meta_is(const struct cpa_meta *m, const char *key)
+{
+	size_t n = strlen(key);
+
+	return m->key_len == n && !memcmp(m->key, key, n);
+}
+
+bool cpa_meta_u64(const struct cpa_meta *m, uint64_t *v)
+{
+	char buf[32];
+	size_t n = m->value_len < sizeof(buf) - 1 ? m->value_len
+						  : sizeof(buf) - 1;
+
+	if (!n || m->value[0] < '0' || m->value[0] > '9')
+		return false;
+	memcpy(buf, m->value, n);
+	buf[n] = '\0';
+	*v = strtoull(buf, NULL, 10);
+	return true;
+}
+
+bool cpa_meta_frequency(const struct cpa_meta *m, uint64_t *hz)
+{
+	uint64_t n;
+
+	if (!cpa_meta_is(m, CPA_META_FREQUENCY) && !cpa_meta_is(m, CPA_META_FREQ))
+		return false;
+	if (!cpa_meta_u64(m, &n) || n == 0 || n > 1000000)
+		return false;
+	*hz = n;
+	return true;
+}
+
 int cpa_decode_end(const struct cpa_record *rec, struct cpa_end *e, char *err,
 		   size_t errlen)
 {

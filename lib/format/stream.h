@@ -256,6 +256,26 @@ struct cpa_meta {
 	const char *key, *value;	/* not NUL-terminated */
 };
 
+/* Meta keys a reader acts on (docs/stream-format.md lists them all).
+ * Writers and readers name them here, never by their spelling. */
+#define CPA_META_HOST "host"
+#define CPA_META_KERNEL "kernel"
+#define CPA_META_FREQUENCY "frequency"	/* on-CPU sampling, Hz */
+#define CPA_META_FREQ "freq"		/* the same, as older writers named it */
+#define CPA_META_CPUS "cpus"		/* the host's CPU count */
+#define CPA_META_MODE "mode"
+#define CPA_META_SOURCE "source"	/* the tool that wrote the stream */
+#define CPA_META_INTERVAL_NS "interval_ns"	/* a store's window length */
+#define CPA_META_POSITION "position"	/* cpa-query --follow: SEGMENT BLOCKS */
+
+/* Whether m's key is key. */
+bool cpa_meta_is(const struct cpa_meta *m, const char *key);
+/* m's value as a decimal number: true with *v, false when it is not one. */
+bool cpa_meta_u64(const struct cpa_meta *m, uint64_t *v);
+/* The sampling frequency m gives (frequency, or freq), in Hz: false when
+ * m is neither or its value is not a frequency from 1 to 1000000 Hz. */
+bool cpa_meta_frequency(const struct cpa_meta *m, uint64_t *hz);
+
 struct cpa_end {
 	uint64_t samples;	/* sample records written (raw or symbolized) */
 	uint64_t lost;		/* sum of all lost counts */

@@ -229,3 +229,14 @@ int cpa_dict_check_sample(const struct cpa_dict *d,
 					 ids[i]);
 	return 0;
 }
+
+int cpa_symstream_failed(const struct cpa_reader *r, char *err, size_t errlen)
+{
+	if (err[0]) {
+		char what[256];
+
+		snprintf(what, sizeof(what), "%s", err);
+		snprintf(err, errlen, "%s: %s", r->name, what);
+	}
+	return -1;
+}

@@ -4,10 +4,14 @@
 /*
  * The symbolized side of the stream, above the codec: a writer that emits
  * STRING and STACK dictionary records the first time a string or stack is
- * used, and a dictionary that a reader fills from those records.
+ * used, a dictionary that a reader fills from those records, and the one
+ * reader of a symbolized stream, which keeps the dictionary and calls
+ * back per sample, meta, lost and reset record.
  */
 #ifndef CPA_SYMSTREAM_H
 #define CPA_SYMSTREAM_H
+
+#include <stdio.h>
 
 #include "intern.h"
 #include "stream.h"
@@ -71,5 +75,102 @@ const uint32_t *cpa_dict_stack(const struct cpa_dict *d, uint32_t id,
 int cpa_dict_check_sample(const struct cpa_dict *d,
 			  const struct cpa_sample *s, uint64_t offset,
 			  char *err, size_t errlen);
+
+/*
+ * Reading a symbolized stream: cpa_symstream_read decodes each record,
+ * keeps the dictionary (STRING, STACK, RESET) and hands the rest to the
+ * handler's callbacks, any of which may be NULL:
+ *
+ *   sample  a SAMPLE record, every id it names checked against d
+ *   meta    a META record
+ *   lost    a LOST record
+ *   reset   a RESET record, after d was emptied: ids start over
+ *   other   any other record (raw samples, tasks, mmaps, newer types)
+ *
+ * A callback returns 0 to go on, or -1 to stop the read: with err set to
+ * what is wrong ("byte N: ..."), which the read prefixes with the input's
+ * name, or with err left empty when the callback reported it itself.
+ */
+struct cpa_symstream_handler {
+	int (*sample)(void *ctx, const struct cpa_dict *d,
+		      const struct cpa_sample *s, uint64_t offset, char *err,
+		      size_t errlen);
+	int (*meta)(void *ctx, const struct cpa_meta *m, char *err,
+		    size_t errlen);
+	int (*lost)(void *ctx, const struct cpa_lost *l, char *err,
+		    size_t errlen);
+	int (*reset)(void *ctx);
+	int (*other)(void *ctx, const struct cpa_record *rec);
+};
+
+/* err becomes "NAME: " and what it said, unless a callback left it empty
+ * having reported the failure itself; -1. */
+int cpa_symstream_failed(const struct cpa_reader *r, char *err, size_t errlen);
+
+/* One record through the dictionary or the handler: 0, or -1 with err. */
+static inline int cpa_symstream_record(struct cpa_dict *d,
+				       const struct cpa_record *rec,
+				       const struct cpa_symstream_handler *h,
+				       void *ctx, char *err, size_t errlen)
+{
+	switch (rec->type) {
+	case CPA_REC_STRING:
+	case CPA_REC_STACK:
+	case CPA_REC_RESET:
+		if (cpa_dict_add(d, rec, err, errlen) < 0)
+			return -1;
+		return rec->type == CPA_REC_RESET && h->reset ? h->reset(ctx) : 0;
+	case CPA_REC_SAMPLE: {
+		struct cpa_sample s;
+
+		if (cpa_decode_sample(rec, &s, err, errlen) < 0 ||
+		    cpa_dict_check_sample(d, &s, rec->offset, err, errlen) < 0)
+			return -1;
+		return h->sample ? h->sample(ctx, d, &s, rec->offset, err,
+					     errlen) : 0;
+	}
+	case CPA_REC_META: {
+		struct cpa_meta m;
+
+		if (cpa_decode_meta(rec, &m, err, errlen) < 0)
+			return -1;
+		return h->meta ? h->meta(ctx, &m, err, errlen) : 0;
+	}
+	case CPA_REC_LOST: {
+		struct cpa_lost l;
+
+		if (cpa_decode_lost(rec, &l, err, errlen) < 0)
+			return -1;
+		return h->lost ? h->lost(ctx, &l, err, errlen) : 0;
+	}
+	default:
+		return h->other ? h->other(ctx, rec) : 0;
+	}
+}
+
+/*
+ * Reads r to its end. 0 when it was all read (r->ended says whether it
+ * ended with its END record), -1 with err set to "NAME: byte N: what is
+ * wrong", or empty when a callback reported the failure itself. Inline,
+ * so that a reader's handler, a constant table, is called directly: the
+ * record loop of a profile of millions of samples pays no call for it.
+ */
+static inline int cpa_symstream_read(struct cpa_reader *r, struct cpa_dict *d,
+				     const struct cpa_symstream_handler *h,
+				     void *ctx, char *err, size_t errlen)
+{
+	struct cpa_record rec;
+	int rc;
+
+	err[0] = '\0';
+	while ((rc = cpa_reader_next(r, &rec)) > 0)
+		if (cpa_symstream_record(d, &rec, h, ctx, err, errlen) < 0)
+			return cpa_symstream_failed(r, err, errlen);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", r->err);
+		return -1;
+	}
+	return 0;
+}
 
 #endif

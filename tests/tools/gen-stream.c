@@ -133,8 +133,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!g.folded) {
-		cpa_write_meta(&sw.w, "source", "gen-stream");
-		cpa_write_meta(&sw.w, "frequency", "100");
+		cpa_write_meta(&sw.w, CPA_META_SOURCE, "gen-stream");
+		cpa_write_meta(&sw.w, CPA_META_FREQUENCY, "100");
 	}
 
 	uint64_t total = g.duration_s * g.rate;
