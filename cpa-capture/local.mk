@@ -74,7 +74,7 @@ TESTS += tests/unit/capture_test
 # records); `make check` replays its corpus (tests/bats/fuzz.bats).
 FUZZ_TARGETS += capture_java
 FUZZ_TOOL_capture_java = capture
-FUZZ_CFLAGS_capture = -I$(srcdir)/cpa-capture -I$(top_builddir) \
+FUZZ_CFLAGS_capture = -I$(srcdir)/cpa-capture \
 	-DCPA_PKGLIBDIR='"$(pkglibdir)"' $(LIBBPF_CFLAGS)
 check_PROGRAMS += tests/fuzz/capture_java_replay
 tests_fuzz_capture_java_replay_SOURCES = tests/fuzz/capture_java_fuzz.c \

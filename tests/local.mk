@@ -79,7 +79,8 @@ EXTRA_DIST += tests/lint-bats tests/bats/lint.bats tests/data/lint
 FUZZ_TARGETS += stream text
 FUZZ_SECONDS = 60
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
-	-include $(top_builddir)/config.h $(LIBCPA_CPPFLAGS) -I$(top_builddir)/bpf \
+	-include $(top_builddir)/config.h -I$(top_builddir) $(LIBCPA_CPPFLAGS) \
+	-I$(top_builddir)/bpf \
 	-I$(top_srcdir)/bpf
 check_PROGRAMS += tests/fuzz/stream_replay tests/fuzz/text_replay
 tests_fuzz_stream_replay_SOURCES = tests/fuzz/stream_fuzz.c tests/fuzz/replay.c
@@ -108,7 +109,7 @@ FUZZ_TOOLS = $(sort $(foreach t,$(FUZZ_TARGETS),$(FUZZ_TOOL_$(t))))
 # into ARCHIVE, so that a target links what it uses, as the replays do.
 fuzz_ar = rm -rf $(1) $(1).d; mkdir -p $(1).d; \
 	for s in $(3); do $(CLANG) $(FUZZ_CFLAGS) $(2) -c $$s \
-		-o $(1).d/$$(echo $$s | tr / _).o; done; \
+		-o $(1).d/$$(echo $$s | tr /. __).o; done; \
 	$(AR) cr $(1) $(1).d/*.o;
 fuzz: $(BUILT_SOURCES)
 	@set -e; \
