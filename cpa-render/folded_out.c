@@ -54,7 +54,7 @@ static bool folded_line(const struct tree *t, uint32_t id, uint32_t depth,
 	return true;
 }
 
-int folded_write(FILE *f, struct profile *p, const struct render_opts *o)
+static int folded_write(FILE *f, struct profile *p, const struct render_opts *o)
 {
 	struct folded_ctx c = { .f = f };
 
@@ -66,3 +66,7 @@ int folded_write(FILE *f, struct profile *p, const struct render_opts *o)
 	free(c.len);
 	return 0;
 }
+
+const struct render_format folded_format = {
+	.name = "folded", .write = folded_write,
+};

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "log.h"
 #include "render.h"
 #include "xml.h"
@@ -38,7 +39,8 @@ struct grid {
  * and a column of a second, a minute or an hour of them, whichever is
  * the first to hold more than one.
  */
-static void grid_init(struct grid *g, const struct profile *p)
+static void grid_init(struct grid *g, const struct profile *p,
+		      const struct timeline *tl)
 {
 	g->cell_ns = p->interval_ns ? p->interval_ns : LIVE_CELL_NS;
 	g->col_ns = g->cell_ns < NS_PER_S ? NS_PER_S
@@ -48,9 +50,9 @@ static void grid_init(struct grid *g, const struct profile *p)
 		g->col_ns = g->cell_ns;
 	g->rows = (g->col_ns + g->cell_ns - 1) / g->cell_ns;
 	uint64_t lo = UINT64_MAX, hi = 0;
-	for (size_t i = 0; i < p->ntimed; i++) {
-		lo = p->timed[i].time_ns < lo ? p->timed[i].time_ns : lo;
-		hi = p->timed[i].time_ns > hi ? p->timed[i].time_ns : hi;
+	for (size_t i = 0; i < tl->n; i++) {
+		lo = tl->t[i].time_ns < lo ? tl->t[i].time_ns : lo;
+		hi = tl->t[i].time_ns > hi ? tl->t[i].time_ns : hi;
 	}
 	g->start_ns = lo - lo % g->col_ns;
 	g->cols = (hi - g->start_ns) / g->col_ns + 1;
@@ -149,15 +151,16 @@ static void put_model(FILE *f, const struct profile *p, const uint32_t *order,
 }
 
 /* Per-cell weights: [cell, entries, node, weight, node, weight, ...]. */
-static void put_cells(FILE *f, const struct profile *p, const uint32_t *order)
+static void put_cells(FILE *f, const struct profile *p,
+		      const struct timeline *tl, const uint32_t *order)
 {
 	struct grid g;
-	struct cell_entry *e = cpa_malloc((p->ntimed + 1) * sizeof(*e));
+	struct cell_entry *e = cpa_malloc((tl->n + 1) * sizeof(*e));
 	size_t n = 0;
 
-	grid_init(&g, p);
-	for (size_t i = 0; i < p->ntimed; i++) {
-		const struct timed *tm = &p->timed[i];
+	grid_init(&g, p, tl);
+	for (size_t i = 0; i < tl->n; i++) {
+		const struct timed *tm = &tl->t[i];
 		e[n++] = (struct cell_entry){ grid_cell(&g, tm->time_ns),
 					      order[tm->leaf], tm->weight };
 	}
@@ -192,12 +195,35 @@ static void put_cells(FILE *f, const struct profile *p, const uint32_t *order)
 	free(e);
 }
 
-int html_write(FILE *f, struct profile *p, const struct render_opts *o)
+/* What html keeps of a stream: each allocation's time, for the heat map
+ * (frees have no time of their own to draw). */
+static void *acc_new(const struct render_opts *o)
 {
+	(void)o;
+	return cpa_calloc(1, sizeof(struct timeline));
+}
+
+static void acc_sample(void *acc, const struct cpa_sample *s, uint32_t leaf,
+		       uint32_t tag)
+{
+	(void)tag;
+	if (!(s->flags & CPA_FLAG_FREE))
+		timeline_add(acc, s->time_ns, s->weight, leaf, 0);
+}
+
+static void acc_free(void *acc)
+{
+	timeline_free(acc);
+	free(acc);
+}
+
+static int html_write(FILE *f, struct profile *p, const struct render_opts *o)
+{
+	const struct timeline *tl = p->acc;
 	struct layout l;
 	uint32_t *seq;
 	uint32_t *order = drawing_order(&p->tree, &seq);
-	bool heat = p->from_stream && p->ntimed > 0;
+	bool heat = p->from_stream && tl && tl->n > 0;
 
 	layout_init(&l, p, o);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
@@ -228,7 +254,7 @@ int html_write(FILE *f, struct profile *p, const struct render_opts *o)
 	svg_config(f, &l, p, o);
 	put_model(f, p, order, seq, &l, o);
 	if (heat)
-		put_cells(f, p, order);
+		put_cells(f, p, tl, order);
 	fputs("\n};\n", f);
 	fputs(cpa_flame_js, f);
 	fputs(cpa_heatmap_js, f);
@@ -241,3 +267,8 @@ int html_write(FILE *f, struct profile *p, const struct render_opts *o)
 	free(seq);
 	return 0;
 }
+
+const struct render_format html_format = {
+	.name = "html", .new = acc_new, .sample = acc_sample,
+	.free = acc_free, .write = html_write,
+};

@@ -28,12 +28,13 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "folded.h"
 #include "hash.h"
 #include "htab.h"
 #include "log.h"
-#include "pprof.h"
 #include "render.h"
+#include "stackpath.h"
 #include "symstream.h"
 
 #define READ_BLOCK (1u << 20)
@@ -275,25 +276,22 @@ struct sample_key {
 struct leaf_entry {
 	struct sample_key key;
 	uint32_t leaf;
-	uint32_t pp;			/* pprof: id in profile.pp_keys */
-	uint32_t group;			/* speedscope: its profile */
+	uint32_t entry;			/* the format's, for the same samples */
 };
 
 struct stream_state {
+	struct profile *p;
+	const struct render_opts *o;
+	const char *name;
 	struct cpa_dict dict;
-	struct tree *tree;
 	struct cpa_htab leaves;		/* sample_key -> leaf entry */
 	struct leaf_entry *ent;		/* ent[1..nent] */
 	size_t nent, cap_ent;
 	uint32_t *name_of;		/* dictionary string id -> frame name */
 	size_t cap_name;
-	uint32_t *path;			/* frame names of one stack */
-	size_t npath, cap_path;
+	struct stack_path path;
 	uint64_t *freed;		/* leaf node -> bytes freed */
 	size_t cap_freed;
-	uint64_t *pp_freed;		/* pprof key -> bytes freed */
-	size_t cap_pp_freed;
-	struct cpa_buf label;		/* "[tag value]" */
 };
 
 static void make_key(struct sample_key *k, const struct cpa_sample *s,
@@ -327,135 +325,85 @@ static void make_key(struct sample_key *k, const struct cpa_sample *s,
 	}
 }
 
-static void push_name(struct stream_state *st, uint32_t name)
-{
-	CPA_GROW(st->path, st->cap_path, st->npath + 1);
-	st->path[st->npath++] = name;
-}
-
-/*
- * Frames of a piece of text as a folded line would split it: on ';',
- * an empty frame drawn as "[unknown]". So a stream and the folded text
- * cpa-query makes of it draw the same graph, whatever the names hold.
- */
-static void push_text(struct stream_state *st, const char *s, size_t len)
-{
-	const char *p = s, *f;
-	size_t flen;
-
-	while (cpa_folded_frame(&p, s + len, &f, &flen))
-		push_name(st, flen ? tree_name(st->tree, f, flen)
-				   : tree_name(st->tree, "[unknown]", 9));
-}
-
-static void push_root(const char *tag, const char *value, void *ctx)
-{
-	struct stream_state *st = ctx;
-
-	if (!tag) {
-		push_text(st, value, strlen(value));
-		return;
-	}
-	st->label.len = 0;
-	cpa_buf_add(&st->label, "[", 1);
-	cpa_buf_add(&st->label, tag, strlen(tag));
-	cpa_buf_add(&st->label, " ", 1);
-	cpa_buf_add(&st->label, value, strlen(value));
-	cpa_buf_add(&st->label, "]", 1);
-	push_text(st, (const char *)st->label.p, st->label.len);
-}
-
 /* A dictionary string as a frame: its name is looked up once per id. */
-static void push_frame(struct stream_state *st, uint32_t id)
+static void push_frame(struct stream_state *st, const struct cpa_dict *d,
+		       uint32_t id)
 {
 	if (id < st->cap_name && st->name_of[id]) {
-		push_name(st, st->name_of[id]);
+		stack_path_push(&st->path, st->name_of[id]);
 		return;
 	}
 	uint32_t len;
-	const char *s = cpa_dict_string(&st->dict, id, &len);
+	const char *s = cpa_dict_string(d, id, &len);
 	if (!len || memchr(s, ';', len)) {
-		push_text(st, s, len);	/* rare: not worth caching */
+		stack_path_text(&st->path, s, len);	/* rare: not cached */
 		return;
 	}
 	CPA_GROW_ZERO(st->name_of, st->cap_name, (size_t)id + 1);
-	st->name_of[id] = tree_name(st->tree, s, len);
-	push_name(st, st->name_of[id]);
+	st->name_of[id] = tree_name(&st->p->tree, s, len);
+	stack_path_push(&st->path, st->name_of[id]);
 }
 
-/* The pprof key of a sample's leaf, kind and labels: their values are
- * interned in the profile, as dictionary ids start over after a RESET. */
-static uint32_t pprof_key(struct profile *p, const struct cpa_dict *d,
-			  const struct cpa_sample *s, uint32_t leaf)
+/* A new leaf entry: the sample's stack and labels as frames of the tree.
+ * Kept out of the per-sample path, which finds most entries cached. */
+static __attribute__((noinline)) const struct leaf_entry *
+new_leaf(struct stream_state *st, const struct cpa_dict *d,
+	 const struct cpa_sample *s, const struct sample_key *k,
+	 struct cpa_htab_probe *pr, uint64_t offset, char *err, size_t errlen)
 {
-	uint32_t key[2 + CPA_PPROF_SAMPLE_LABELS] = { leaf, s->kind };
-	bool is_new;
-
-	if (!p->pp_keys) {
-		p->pp_keys = cpa_stacktab_new();
-		p->pp_strings = cpa_strtab_new();
-	}
-	cpa_pprof_sample_label_ids(key + 2, p->pp_strings, d, s);
-	uint32_t id = cpa_stacktab_intern(p->pp_keys, key,
-					  2 + CPA_PPROF_SAMPLE_LABELS, &is_new);
-	CPA_GROW_ZERO(p->pp_weight, p->cap_pp_weight, (size_t)id + 1);
-	return id;
-}
-
-/* The leaf entry of a sample (whose ids the dictionary has checked):
- * its leaf node, and its pprof key or speedscope profile when the output
- * is one of those. */
-static const struct leaf_entry *sample_leaf(struct profile *p,
-					    const struct render_opts *o,
-					    struct stream_state *st,
-					    const struct cpa_sample *s)
-{
-	struct sample_key k;
-	struct cpa_htab_probe pr;
+	const struct render_format *fmt = st->p->format;
 	uint32_t id, n;
-	bool pprof = o->format == FORMAT_PPROF;
-	bool speedscope = o->format == FORMAT_SPEEDSCOPE;
+	const uint32_t *frames = cpa_dict_stack(d, s->stack_id, &n);
 
-	make_key(&k, s, &o->labels, pprof || speedscope);
-	for (id = cpa_htab_first(&st->leaves, cpa_hash(&k, sizeof(k), 0), &pr);
-	     id; id = cpa_htab_next(&st->leaves, &pr))
-		if (!memcmp(&st->ent[id].key, &k, sizeof(k)))
-			return &st->ent[id];
-
-	const uint32_t *frames = cpa_dict_stack(&st->dict, s->stack_id, &n);
-	st->npath = 0;
-	cpa_sample_roots(&o->labels, &st->dict, s, push_root, st);
+	stack_path_clear(&st->path);
+	stack_path_roots(&st->path, &st->o->labels, d, s);
 	for (uint32_t i = 0; i < n; i++)
-		push_frame(st, frames[i]);
-	if (!st->npath)
-		push_name(st, tree_name(st->tree, "[empty]", 7));
-
-	uint32_t node = TREE_ROOT;
-	tree_saw_depth(st->tree, (uint32_t)st->npath);
-	if (o->reverse)
-		for (size_t i = st->npath; i-- > 0;)
-			node = tree_child(st->tree, node, st->path[i]);
-	else
-		for (size_t i = 0; i < st->npath; i++)
-			node = tree_child(st->tree, node, st->path[i]);
+		push_frame(st, d, frames[i]);
+	if (!st->path.n)
+		stack_path_push(&st->path, tree_name(&st->p->tree, "[empty]", 7));
+	uint32_t node = stack_path_leaf(&st->path, st->o->reverse);
+	uint32_t tag = 0;
+	if (fmt->entry && st->p->acc &&
+	    fmt->entry(st->p->acc, d, s, node, &tag, offset, err, errlen) < 0)
+		return NULL;
 
 	CPA_GROW(st->ent, st->cap_ent, st->nent + 2);
 	id = (uint32_t)++st->nent;
-	st->ent[id] = (struct leaf_entry){
-		k, node, pprof ? pprof_key(p, &st->dict, s, node) : 0,
-		speedscope ? speedscope_group(p, o, &st->dict, s) : 0,
-	};
-	cpa_htab_add(&st->leaves, &pr, id);
+	st->ent[id] = (struct leaf_entry){ *k, node, tag };
+	cpa_htab_add(&st->leaves, pr, id);
 	return &st->ent[id];
 }
 
-/* Ids start over after a RESET record: so do the caches by id. */
-static void stream_state_reset(struct stream_state *st)
+/* The leaf entry of a sample (whose ids the dictionary has checked):
+ * its leaf node, and what the format keeps for its stack and labels;
+ * NULL with err set when the format refuses it. */
+static inline __attribute__((always_inline)) const struct leaf_entry *
+sample_leaf(struct stream_state *st, const struct cpa_dict *d,
+	    const struct cpa_sample *s, uint64_t offset, char *err,
+	    size_t errlen)
 {
+	struct sample_key k;
+	struct cpa_htab_probe pr;
+
+	make_key(&k, s, &st->o->labels, st->p->format->every_label);
+	for (uint32_t id = cpa_htab_first(&st->leaves, cpa_hash(&k, sizeof(k), 0),
+					  &pr);
+	     id; id = cpa_htab_next(&st->leaves, &pr))
+		if (!memcmp(&st->ent[id].key, &k, sizeof(k)))
+			return &st->ent[id];
+	return new_leaf(st, d, s, &k, &pr, offset, err, errlen);
+}
+
+/* Ids start over after a RESET record: so do the caches by id. */
+static int on_reset(void *ctx)
+{
+	struct stream_state *st = ctx;
+
 	cpa_htab_clear(&st->leaves);
 	st->nent = 0;
 	if (st->name_of)
 		memset(st->name_of, 0, st->cap_name * sizeof(*st->name_of));
+	return 0;
 }
 
 static void stream_state_free(struct stream_state *st)
@@ -463,52 +411,57 @@ static void stream_state_free(struct stream_state *st)
 	cpa_htab_free(&st->leaves);
 	free(st->ent);
 	free(st->name_of);
-	free(st->path);
+	stack_path_free(&st->path);
 	free(st->freed);
-	free(st->pp_freed);
-	cpa_buf_free(&st->label);
 	cpa_dict_free(&st->dict);
 }
 
-static void push_timed(struct profile *p, uint64_t t, uint64_t w,
-		       uint32_t leaf, uint32_t group)
+static inline __attribute__((always_inline)) int
+on_sample(void *ctx, const struct cpa_dict *d,
+		     const struct cpa_sample *s, uint64_t offset, char *err,
+		     size_t errlen)
 {
-	CPA_GROW(p->timed, p->captimed, p->ntimed + 1);
-	p->timed[p->ntimed++] = (struct timed){ t, w, leaf, group };
-}
+	struct stream_state *st = ctx;
+	struct profile *p = st->p;
+	const struct render_format *fmt = p->format;
 
-/*
- * One graph has one unit: 0, or -1 with err set on a second unit. A pprof
- * profile keeps each unit in its own column, so there each stack only
- * remembers its unit, and only a stack met in two units is refused.
- */
-static int unit_check(struct profile *p, const struct render_opts *o,
-		      const struct cpa_sample *s, uint32_t leaf, uint64_t off,
-		      char *err, size_t errlen)
-{
+	if (st->o->kind >= 0 && s->kind != (unsigned)st->o->kind)
+		return 0;
+	if (s->weight == 0)
+		return 0;
 	enum cpa_unit u = cpa_kind_unit(s->kind);
-
 	if (!p->unit_known) {
 		p->unit = u;
 		p->unit_known = true;
 	}
-	if (o->format == FORMAT_PPROF) {
-		CPA_GROW_ZERO(p->leaf_unit, p->cap_leaf_unit, (size_t)leaf + 1);
-		uint8_t *lu = &p->leaf_unit[leaf];
-		if (!*lu)
-			*lu = (uint8_t)(u + 1);
-		else if (*lu != u + 1)
-			return cpa_fail_at(err, errlen, off, "samples in %s "
-					   "on a stack of samples in %s; "
-					   "choose an event kind with --kind",
-					   cpa_unit_name(u),
-					   cpa_unit_name(*lu - 1));
-	} else if (p->unit != u) {
-		return cpa_fail_at(err, errlen, off, "samples in %s after "
+	const struct leaf_entry *le = sample_leaf(st, d, s, offset, err, errlen);
+	if (!le)
+		return -1;
+	uint32_t leaf = le->leaf, entry = le->entry;
+	/* one graph has one unit (a format with a unit per stack checks its
+	 * entries itself) */
+	if (!fmt->units_per_stack && p->unit != u)
+		return cpa_fail_at(err, errlen, offset, "samples in %s after "
 				   "samples in %s; one graph has one unit, "
 				   "choose an event kind with --kind",
 				   cpa_unit_name(u), cpa_unit_name(p->unit));
+	if (s->flags & CPA_FLAG_ESTIMATE)
+		p->estimate = true;
+	if (s->flags & CPA_FLAG_FREE) {
+		CPA_GROW_ZERO(st->freed, st->cap_freed, (size_t)leaf + 1);
+		st->freed[leaf] += s->weight;
+		if (p->acc && fmt->sample)
+			fmt->sample(p->acc, s, leaf, entry);
+		return 0;
 	}
+	if (add_weight(p, leaf, s->weight, 0, st->name, "byte", offset) < 0)
+		return -1;	/* reported */
+	if (!p->start_ns || s->time_ns < p->start_ns)
+		p->start_ns = s->time_ns;
+	if (s->time_ns > p->end_ns)
+		p->end_ns = s->time_ns;
+	if (p->acc && fmt->sample)
+		fmt->sample(p->acc, s, leaf, entry);
 	return 0;
 }
 
@@ -522,37 +475,56 @@ static void net_frees(struct profile *p, struct stream_state *st)
 		nd->self = nd->self > st->freed[id] ? nd->self - st->freed[id]
 						    : 0;
 	}
-	for (size_t id = 0; id < st->cap_pp_freed; id++)
-		p->pp_weight[id] = p->pp_weight[id] > st->pp_freed[id] ?
-				   p->pp_weight[id] - st->pp_freed[id] : 0;
 }
 
 /* The sampling frequency gives pprof its period; cpa-query's window
  * length the end of the last window. */
-static void meta_read(struct profile *p, const struct cpa_meta *m)
+static int on_meta(void *ctx, const struct cpa_meta *m, char *err,
+		   size_t errlen)
 {
-	char v[32] = "";
-	memcpy(v, m->value, m->value_len < 31 ? m->value_len : 31);
-	unsigned long long n = strtoull(v, NULL, 10);
+	struct stream_state *st = ctx;
+	uint64_t n;
 
-	if ((m->key_len == 4 && !memcmp(m->key, "freq", 4)) ||
-	    (m->key_len == 9 && !memcmp(m->key, "frequency", 9))) {
-		if (n > 0 && n <= 1000000)
-			p->period_ns = 1000000000ull / n;
-	} else if (m->key_len == 11 && !memcmp(m->key, "interval_ns", 11)) {
-		p->interval_ns = n;
-	}
+	(void)err, (void)errlen;
+	if (cpa_meta_frequency(m, &n))
+		st->p->period_ns = CPA_NSEC_PER_SEC / n;
+	else if (cpa_meta_is(m, CPA_META_INTERVAL_NS) && cpa_meta_u64(m, &n))
+		st->p->interval_ns = n;
+	return 0;
 }
 
+static int on_lost(void *ctx, const struct cpa_lost *l, char *err,
+		   size_t errlen)
+{
+	struct stream_state *st = ctx;
+
+	(void)err, (void)errlen;
+	st->p->lost += l->count;
+	return 0;
+}
+
+/* tasks, mmaps, unknown types: nothing to draw */
+static int on_other(void *ctx, const struct cpa_record *rec)
+{
+	struct stream_state *st = ctx;
+
+	if (rec->type == CPA_REC_RAW_SAMPLE)
+		st->p->raw++;
+	return 0;
+}
+
+static const struct cpa_symstream_handler stream_handler = {
+	.sample = on_sample, .meta = on_meta, .lost = on_lost,
+	.reset = on_reset, .other = on_other,
+};
+
 static int read_stream(struct profile *p, const struct render_opts *o, int fd,
-		       const char *name, const char *prefix, size_t plen,
-		       bool keep_time)
+		       const char *name, const char *prefix, size_t plen)
 {
 	struct cpa_reader r;
-	struct cpa_record rec;
-	struct stream_state st = { .tree = &p->tree };
-	char err[256];
-	int rc, ret = -1;
+	struct stream_state st = { .p = p, .o = o, .name = name };
+	char err[512];
+	int ret = -1;
 
 	if (cpa_reader_init(&r, fd, name, prefix, plen) < 0) {
 		cpa_err("%s", r.err);
@@ -561,101 +533,32 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 	}
 	cpa_dict_init(&st.dict);
 	cpa_htab_init(&st.leaves, 1024);
+	stack_path_init(&st.path, &p->tree);
 	p->from_stream = true;
 
-	while ((rc = cpa_reader_next(&r, &rec)) > 0) {
-		struct cpa_sample s;
-		struct cpa_lost l;
-		struct cpa_meta m;
-
-		switch (rec.type) {
-		case CPA_REC_RESET:
-			stream_state_reset(&st);
-			/* fall through */
-		case CPA_REC_STRING:
-		case CPA_REC_STACK:
-			if (cpa_dict_add(&st.dict, &rec, err, sizeof(err)) < 0)
-				goto bad;
-			break;
-		case CPA_REC_SAMPLE:
-			if (cpa_decode_sample(&rec, &s, err, sizeof(err)) < 0 ||
-			    cpa_dict_check_sample(&st.dict, &s, rec.offset, err,
-						  sizeof(err)) < 0)
-				goto bad;
-			if (o->kind >= 0 && s.kind != (unsigned)o->kind)
-				break;
-			if (s.weight == 0)
-				break;
-			const struct leaf_entry *le = sample_leaf(p, o, &st, &s);
-			uint32_t leaf = le->leaf, pp = le->pp, group = le->group;
-			if (unit_check(p, o, &s, leaf, rec.offset, err,
-				       sizeof(err)) < 0)
-				goto bad;
-			if (s.flags & CPA_FLAG_ESTIMATE)
-				p->estimate = true;
-			if (s.flags & CPA_FLAG_FREE) {
-				CPA_GROW_ZERO(st.freed, st.cap_freed,
-					      (size_t)leaf + 1);
-				st.freed[leaf] += s.weight;
-				if (pp) {
-					CPA_GROW_ZERO(st.pp_freed, st.cap_pp_freed,
-						      (size_t)pp + 1);
-					st.pp_freed[pp] += s.weight;
-				}
-				break;	/* the heat map counts allocations */
-			}
-			if (add_weight(p, leaf, s.weight, 0, name, "byte",
-				       rec.offset) < 0)
-				goto out;
-			/* the tree's sum did not overflow: neither can this */
-			if (pp)
-				p->pp_weight[pp] += s.weight;
-			if (!p->start_ns || s.time_ns < p->start_ns)
-				p->start_ns = s.time_ns;
-			if (s.time_ns > p->end_ns)
-				p->end_ns = s.time_ns;
-			if (keep_time)
-				push_timed(p, s.time_ns, s.weight, leaf, group);
-			break;
-		case CPA_REC_LOST:
-			if (cpa_decode_lost(&rec, &l, err, sizeof(err)) < 0)
-				goto bad;
-			p->lost += l.count;
-			break;
-		case CPA_REC_META:
-			if (cpa_decode_meta(&rec, &m, err, sizeof(err)) < 0)
-				goto bad;
-			meta_read(p, &m);
-			break;
-		case CPA_REC_RAW_SAMPLE:
-			p->raw++;
-			break;
-		default:
-			/* tasks, mmaps, unknown types: nothing to draw */
-			break;
-		}
-	}
-	if (rc < 0) {
-		cpa_err("%s", r.err);
+	if (cpa_symstream_read(&r, &st.dict, &stream_handler, &st, err,
+			       sizeof(err)) < 0) {
+		if (err[0])
+			cpa_err("%s", err);
 		goto out;
 	}
 	net_frees(p, &st);
+	if (p->format->finish && p->acc)
+		p->format->finish(p->acc, p);
 	if (!r.ended)
 		cpa_reader_warn_unended(&r, "truncated; drawing what arrived");
 	if (p->lost)
 		cpa_warn("%s: %llu samples were lost upstream", name,
 			 (unsigned long long)p->lost);
 	ret = 0;
-	goto out;
-bad:
-	cpa_err("%s: %s", name, err);
 out:
 	stream_state_free(&st);
 	cpa_reader_free(&r);
 	return ret;
 }
 
-int input_read(struct profile *p, const struct render_opts *o, bool keep_time)
+int input_read(struct profile *p, const struct render_opts *o,
+	       const struct render_format *format)
 {
 	const char *name = o->input ? o->input : "<stdin>";
 	int fd = 0, rc;
@@ -663,6 +566,8 @@ int input_read(struct profile *p, const struct render_opts *o, bool keep_time)
 	size_t plen = 0;
 
 	memset(p, 0, sizeof(*p));
+	p->format = format;
+	p->acc = format->new ? format->new(o) : NULL;
 	if (o->input && strcmp(o->input, "-")) {
 		fd = open(o->input, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
@@ -686,8 +591,7 @@ int input_read(struct profile *p, const struct render_opts *o, bool keep_time)
 	if (cpa_stream_detect(prefix, plen)) {
 		/* merged now; a flame chart is rebuilt in time order later */
 		tree_init(&p->tree, false);
-		rc = read_stream(p, o, fd, name, prefix, plen,
-				 keep_time || o->flamechart);
+		rc = read_stream(p, o, fd, name, prefix, plen);
 	} else {
 		/* a flame chart of folded text keeps line order: a frame
 		 * merges only with the one just before it */
@@ -710,68 +614,15 @@ int input_read(struct profile *p, const struct render_opts *o, bool keep_time)
 fail:
 	if (fd > 0)
 		close(fd);
-	if (p->tree.names)
-		profile_free(p);
+	profile_free(p);
 	return -1;
 }
 
 void profile_free(struct profile *p)
 {
-	tree_free(&p->tree);
-	free(p->timed);
-	free(p->leaf_unit);
-	if (p->pp_keys)
-		cpa_stacktab_free(p->pp_keys);
-	if (p->pp_strings)
-		cpa_strtab_free(p->pp_strings);
-	free(p->pp_weight);
-	speedscope_free(p);
+	if (p->tree.names)
+		tree_free(&p->tree);
+	if (p->format && p->format->free && p->acc)
+		p->format->free(p->acc);
 	memset(p, 0, sizeof(*p));
-}
-
-struct order {
-	uint64_t time_ns;
-	size_t index;
-};
-
-static int by_time(const void *a, const void *b)
-{
-	const struct order *x = a, *y = b;
-
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	/* equal times keep arrival order (qsort alone is not stable) */
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-void flamechart_build(struct profile *p)
-{
-	struct tree chart;
-	uint32_t *path = cpa_malloc(((size_t)p->tree.max_depth + 1) *
-				    sizeof(*path));
-	struct order *ord = cpa_malloc(p->ntimed * sizeof(*ord) + 1);
-
-	for (size_t i = 0; i < p->ntimed; i++)
-		ord[i] = (struct order){ p->timed[i].time_ns, i };
-	qsort(ord, p->ntimed, sizeof(*ord), by_time);
-
-	tree_init(&chart, true);
-	for (size_t k = 0; k < p->ntimed; k++) {
-		const struct timed *tm = &p->timed[ord[k].index];
-		uint32_t n = tree_path(&p->tree, tm->leaf, path);
-		uint32_t node = TREE_ROOT;
-
-		tree_saw_depth(&chart, n);
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t len;
-			const char *s = tree_name_str(&p->tree,
-					p->tree.nodes[path[i]].name, &len);
-			node = tree_child(&chart, node, tree_name(&chart, s, len));
-		}
-		tree_add(&chart, node, tm->weight, 0);
-	}
-	free(ord);
-	free(path);
-	tree_free(&p->tree);
-	p->tree = chart;
 }

@@ -1,43 +1,60 @@
 # cpa-render: see docs/man/cpa-render.1
 # The input, the tree and every output format are one library, linked by
-# the program and its fuzz target; the terminal UI is another, built where
-# ncurses is (configure --without-ncurses leaves it out).
+# the program and its fuzz target. The terminal UI (cpa-render/tui/) is
+# another: its data, model and state need no terminal (tests/unit/tui_test
+# drives them); only its screen needs ncurses, and configure
+# --without-ncurses leaves it out.
 noinst_LIBRARIES += cpa-render/librender.a
 cpa_render_librender_a_SOURCES = \
 	cpa-render/render.h \
 	cpa-render/input.c \
+	cpa-render/stackpath.c cpa-render/stackpath.h \
 	cpa-render/tree.c cpa-render/tree.h \
+	cpa-render/timeline.c \
+	cpa-render/formats.c \
 	cpa-render/units.c \
 	cpa-render/palette.c \
 	cpa-render/xml.c cpa-render/xml.h \
 	cpa-render/svg.c \
+	cpa-render/flamechart.c \
 	cpa-render/html.c \
 	cpa-render/text.c \
 	cpa-render/folded_out.c \
 	cpa-render/pprof_out.c \
 	cpa-render/speedscope.c
 nodist_cpa_render_librender_a_SOURCES = cpa-render/assets.c
-RENDER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-render
+RENDER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-render \
+	-I$(top_srcdir)/cpa-render/tui
 RENDER_LIBS = cpa-render/librender.a $(LIBCPA_ANALYSIS) $(ZLIB_LIBS) $(M_LIBS)
 cpa_render_librender_a_CPPFLAGS = $(RENDER_CPPFLAGS)
 
-cpa_render_libtui_a_SOURCES = \
-	cpa-render/tui.c cpa-render/tui.h \
-	cpa-render/tui_data.c \
-	cpa-render/tui_view.c
-cpa_render_libtui_a_CPPFLAGS = $(RENDER_CPPFLAGS)
-cpa_render_libtui_a_CFLAGS = $(AM_CFLAGS) $(NCURSES_CFLAGS)
-if WITH_NCURSES
 noinst_LIBRARIES += cpa-render/libtui.a
-TUI_LIBS = cpa-render/libtui.a $(NCURSES_LIBS)
-else
-TUI_LIBS =
-endif
+cpa_render_libtui_a_SOURCES = \
+	cpa-render/tui/tui.h \
+	cpa-render/tui/data.c \
+	cpa-render/tui/model.c \
+	cpa-render/tui/state.c
+cpa_render_libtui_a_CPPFLAGS = $(RENDER_CPPFLAGS)
+TUI_LIBS = cpa-render/libtui.a $(RENDER_LIBS)
 
 bin_PROGRAMS += cpa-render/cpa-render
 cpa_render_cpa_render_SOURCES = cpa-render/main.c
 cpa_render_cpa_render_CPPFLAGS = $(RENDER_CPPFLAGS)
-cpa_render_cpa_render_LDADD = $(TUI_LIBS) $(RENDER_LIBS)
+cpa_render_cpa_render_CFLAGS = $(AM_CFLAGS)
+cpa_render_cpa_render_LDADD = $(TUI_LIBS)
+if WITH_NCURSES
+cpa_render_cpa_render_SOURCES += cpa-render/tui/screen.c
+cpa_render_cpa_render_CFLAGS += $(NCURSES_CFLAGS)
+cpa_render_cpa_render_LDADD += $(NCURSES_LIBS)
+endif
+
+# Unit tests of the terminal UI without a terminal: keys, window, zoom,
+# labels, filters and search on a stream of known samples.
+check_PROGRAMS += tests/unit/tui_test
+tests_unit_tui_test_SOURCES = tests/unit/tui_test.c tests/unit/unit.h
+tests_unit_tui_test_CPPFLAGS = $(RENDER_CPPFLAGS)
+tests_unit_tui_test_LDADD = $(TUI_LIBS)
+TESTS += tests/unit/tui_test
 
 # The browser code is kept as plain .js files and built into the program
 # as C strings, so every SVG and HTML page is self-contained.

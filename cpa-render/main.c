@@ -328,13 +328,10 @@ int main(int argc, char **argv)
 		char err[128];
 		cpa_labels_parse("none", &o.labels, err, sizeof(err));
 	}
-	if (input_read(&p, &o, o.format == FORMAT_HTML ||
-			       o.format == FORMAT_SPEEDSCOPE) < 0)
+	if (input_read(&p, &o, render_format_of(&o)) < 0)
 		return CPA_EXIT_FAILURE;
 	uint64_t t1 = cpa_now_ns();
 	const char *name = o.input ? o.input : "<stdin>";
-	if (o.flamechart && p.from_stream)
-		flamechart_build(&p);
 	if (!tree_finish(&p.tree)) {
 		cpa_err("%s: total weight overflows 64 bits", name);
 		profile_free(&p);
@@ -357,33 +354,9 @@ int main(int argc, char **argv)
 	}
 
 	int fd = open_output(o.output);
-	if (o.format == FORMAT_PPROF) {
-		rc = pprof_write(fd, &p, &o);
-	} else {
-		FILE *f = fdopen(fd, "w");
-		if (!f)
-			cpa_die("fdopen: %s", strerror(errno));
-		setvbuf(f, NULL, _IOFBF, 1 << 20);
-		switch (o.format) {
-		case FORMAT_HTML: rc = html_write(f, &p, &o); break;
-		case FORMAT_TEXT: rc = text_write(f, &p, &o); break;
-		case FORMAT_FOLDED: rc = folded_write(f, &p, &o); break;
-		case FORMAT_SPEEDSCOPE: rc = speedscope_write(f, &p, &o); break;
-		default: rc = svg_write(f, &p, &o); break;
-		}
-		if (fflush(f) != 0 || ferror(f)) {
-			cpa_err("%s: write: %s", o.output ? o.output : "<stdout>",
-				strerror(errno));
-			rc = -1;
-		}
-		if (fclose(f) && rc >= 0) {
-			cpa_err("%s: write: %s",
-				o.output ? o.output : "<stdout>",
-				strerror(errno));
-			rc = -1;
-		}
-		out_file.fd = -1;	/* closed with f */
-	}
+	rc = render_write(fd, &p, &o);
+	if (!p.format->write_fd)
+		out_file.fd = -1;	/* closed with its FILE */
 	rc = close_output(rc);
 	cpa_debug("written in %.3f s", (cpa_now_ns() - t2) / 1e9);
 	profile_free(&p);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What cpa-render's stages share: the options, and the profile that input
- * builds and the output formats draw.
+ * What cpa-render's stages share: the options, the profile that input
+ * builds and the output formats draw, and the output formats, each an
+ * accumulator of what it keeps of a stream beyond the merged tree and a
+ * writer (struct render_format).
  */
 #ifndef CPA_RENDER_H
 #define CPA_RENDER_H
@@ -15,7 +17,7 @@
 #include "stream.h"
 #include "tree.h"
 
-enum render_format {
+enum render_format_id {
 	FORMAT_SVG,
 	FORMAT_HTML,
 	FORMAT_PPROF,
@@ -25,7 +27,7 @@ enum render_format {
 };
 
 struct render_opts {
-	enum render_format format;
+	enum render_format_id format;
 	const char *input;		/* file name, NULL for stdin */
 	const char *output;		/* file name, NULL for stdout */
 	const char *title;		/* NULL: "Flame Graph" / "Icicle Graph" */
@@ -57,14 +59,7 @@ struct render_opts {
 	uint64_t tui_last;		/* or the last so long up to now */
 };
 
-/* One sample kept in time order (stream input for --flamechart and html;
- * line order for folded input with --flamechart). */
-struct timed {
-	uint64_t time_ns;
-	uint64_t weight;
-	uint32_t leaf;			/* node in profile.tree */
-	uint32_t group;			/* speedscope: profile id, 0 none */
-};
+struct render_format;
 
 struct profile {
 	struct tree tree;
@@ -80,30 +75,92 @@ struct profile {
 	uint64_t raw;			/* unsymbolized samples in a stream */
 	uint64_t period_ns;		/* from the stream's meta, 0 unknown */
 	uint64_t interval_ns;		/* of cpa-query's windows, 0 none */
-	uint8_t *leaf_unit;		/* pprof of a stream: node -> unit + 1 */
-	size_t cap_leaf_unit;
-	/* pprof of a stream: weights apart by kind and labels, keyed by
-	 * (leaf, kind, the label values' ids in pp_strings) */
-	struct cpa_stacktab *pp_keys;
-	struct cpa_strtab *pp_strings;
-	uint64_t *pp_weight;
-	size_t cap_pp_weight;
-	struct timed *timed;
-	size_t ntimed, captimed;
-	/* speedscope: a profile per process or thread, ids from 1 */
-	struct speedscope_group *groups;
-	uint32_t ngroups;
-	size_t capgroups;
-	struct cpa_htab *group_index;	/* (pid, tid) -> group id */
+	/* the output format, and what it keeps of a stream (its own) */
+	const struct render_format *format;
+	void *acc;
 };
 
-/* input.c */
+/*
+ * An output format. Input merges every sample into the profile's tree;
+ * a format that needs more of a stream (each sample's time, its labels,
+ * a unit per stack) keeps it in its accumulator, which input feeds
+ * through these calls, any of which may be NULL:
+ *
+ *   new     the accumulator, before the input is read; NULL (or a NULL
+ *           accumulator) keeps nothing, and the others are not called
+ *   entry   a stream sample of a stack, kind and label set not seen yet,
+ *           at leaf: what the format keeps for all of them (a pprof key,
+ *           a speedscope profile) into *tag, handed back to sample; 0, or
+ *           -1 with err set ("byte N: ...") to refuse the input
+ *   sample  each stream sample once merged (or, flagged free, not: its
+ *           weight is then taken off at the end)
+ *   finish  the stream read to its end, frees netted in the tree
+ *   free    the accumulator
+ *
+ * Folded text feeds no accumulator: the tree is all it has. Then a write
+ * writes the profile, to a stream (write) or to a file descriptor
+ * (write_fd); each returns 0 or -1 after reporting the error.
+ */
+struct render_format {
+	const char *name;
+	/* samples that differ in any label are kept apart (the format keeps
+	 * each sample's labels), whatever --labels draws */
+	bool every_label;
+	/* a stack may hold samples of several units, each in a column of
+	 * its own (the accumulator's entry checks a stack keeps to one);
+	 * else one graph has one unit */
+	bool units_per_stack;
+	void *(*new)(const struct render_opts *o);
+	int (*entry)(void *acc, const struct cpa_dict *d,
+		     const struct cpa_sample *s, uint32_t leaf, uint32_t *tag,
+		     uint64_t offset, char *err, size_t errlen);
+	void (*sample)(void *acc, const struct cpa_sample *s, uint32_t leaf,
+		       uint32_t tag);
+	void (*finish)(void *acc, struct profile *p);
+	void (*free)(void *acc);
+	int (*write)(FILE *f, struct profile *p, const struct render_opts *o);
+	int (*write_fd)(int fd, struct profile *p,
+			const struct render_opts *o);
+};
+
+extern const struct render_format svg_format, html_format, text_format,
+	folded_format, pprof_format, speedscope_format;
+/* The format of o->format. */
+const struct render_format *render_format_of(const struct render_opts *o);
+/* Writes p in its format to fd: a format that writes streams writes to a
+ * FILE on fd, closed with it; one that writes to fd leaves it open. 0, or
+ * -1 after reporting the error. */
+int render_write(int fd, struct profile *p, const struct render_opts *o);
+
+/* input.c: reads o->input (or stdin) into p, for format */
 int input_read(struct profile *p, const struct render_opts *o,
-	       bool keep_time);
+	       const struct render_format *format);
 void profile_free(struct profile *p);
 
-/* flamechart.c: rebuilds p->tree in time order from p->timed */
-void flamechart_build(struct profile *p);
+/*
+ * timeline.c: samples kept with their times, for the formats that draw
+ * time (the html heat map, speedscope, svg --flamechart), in arrival order.
+ */
+struct timed {
+	uint64_t time_ns;
+	uint64_t weight;
+	uint32_t leaf;			/* node in profile.tree */
+	uint32_t group;			/* speedscope: profile id, 0 none */
+};
+
+struct timeline {
+	struct timed *t;
+	size_t n, cap;
+};
+
+void timeline_add(struct timeline *tl, uint64_t time_ns, uint64_t weight,
+		  uint32_t leaf, uint32_t group);
+void timeline_free(struct timeline *tl);
+/* the samples sorted by time, arrival order kept among equal times */
+void timeline_sort(struct timeline *tl);
+
+/* flamechart.c: rebuilds p's tree in time order from the timeline */
+void flamechart_build(struct profile *p, struct timeline *tl);
 
 /* units.c */
 const char *unit_countname(enum cpa_unit unit);
@@ -145,18 +202,5 @@ void svg_chrome(FILE *f, const struct layout *l, const struct render_opts *o);
 /* "var cpaConfig = {...};" for flame.js */
 void svg_config(FILE *f, const struct layout *l, const struct profile *p,
 		const struct render_opts *o);
-
-/* output formats; each returns 0 or -1 after reporting the error */
-int svg_write(FILE *f, struct profile *p, const struct render_opts *o);
-int html_write(FILE *f, struct profile *p, const struct render_opts *o);
-int text_write(FILE *f, struct profile *p, const struct render_opts *o);
-int folded_write(FILE *f, struct profile *p, const struct render_opts *o);
-int pprof_write(int fd, struct profile *p, const struct render_opts *o);
-int speedscope_write(FILE *f, struct profile *p, const struct render_opts *o);
-
-/* speedscope.c: the profile (process or thread) a stream sample goes to */
-uint32_t speedscope_group(struct profile *p, const struct render_opts *o,
-			  const struct cpa_dict *d, const struct cpa_sample *s);
-void speedscope_free(struct profile *p);
 
 #endif

@@ -31,6 +31,38 @@ struct speedscope_group {
 	char *name;
 };
 
+/* What speedscope keeps of a stream: a profile per process or thread
+ * (ids from 1), and each sample's time in its profile. */
+struct speedscope_acc {
+	bool by_process;
+	struct speedscope_group *groups;
+	uint32_t ngroups;
+	size_t capgroups;
+	struct cpa_htab index;		/* (pid, tid) -> group id */
+	struct timeline timeline;
+};
+
+static void *acc_new(const struct render_opts *o)
+{
+	struct speedscope_acc *a = cpa_calloc(1, sizeof(*a));
+
+	a->by_process = o->by_process;
+	cpa_htab_init(&a->index, 64);
+	return a;
+}
+
+static void acc_free(void *acc)
+{
+	struct speedscope_acc *a = acc;
+
+	for (uint32_t id = 1; id <= a->ngroups; id++)
+		free(a->groups[id].name);
+	free(a->groups);
+	cpa_htab_free(&a->index);
+	timeline_free(&a->timeline);
+	free(a);
+}
+
 static const char *string_or(const struct cpa_dict *d, uint32_t id,
 			     const char *dflt)
 {
@@ -38,21 +70,17 @@ static const char *string_or(const struct cpa_dict *d, uint32_t id,
 	return v && *v ? v : dflt;
 }
 
-uint32_t speedscope_group(struct profile *p, const struct render_opts *o,
-			  const struct cpa_dict *d, const struct cpa_sample *s)
+/* The profile (process or thread) a stream sample goes to. */
+static uint32_t group_of(struct speedscope_acc *a, const struct cpa_dict *d,
+			 const struct cpa_sample *s)
 {
-	uint32_t key[2] = { s->pid, o->by_process ? 0 : s->tid };
+	uint32_t key[2] = { s->pid, a->by_process ? 0 : s->tid };
 	struct cpa_htab_probe pr;
 	uint32_t id;
 
-	if (!p->group_index) {
-		p->group_index = cpa_calloc(1, sizeof(*p->group_index));
-		cpa_htab_init(p->group_index, 64);
-	}
-	for (id = cpa_htab_first(p->group_index, cpa_hash(key, sizeof(key), 0),
-				 &pr);
-	     id; id = cpa_htab_next(p->group_index, &pr))
-		if (p->groups[id].pid == key[0] && p->groups[id].tid == key[1])
+	for (id = cpa_htab_first(&a->index, cpa_hash(key, sizeof(key), 0), &pr);
+	     id; id = cpa_htab_next(&a->index, &pr))
+		if (a->groups[id].pid == key[0] && a->groups[id].tid == key[1])
 			return id;
 
 	/* "app (pid 7)"; by thread "app (pid 7) worker (tid 9)", or
@@ -61,7 +89,7 @@ uint32_t speedscope_group(struct profile *p, const struct render_opts *o,
 	const char *thread = string_or(d, s->thread_id, comm);
 	size_t len = strlen(comm) + strlen(thread) + 64;
 	char *name = cpa_malloc(len);
-	if (o->by_process)
+	if (a->by_process)
 		snprintf(name, len, "%s (pid %" PRIu32 ")", comm, s->pid);
 	else if (!strcmp(thread, comm))
 		snprintf(name, len, "%s (pid %" PRIu32 ", tid %" PRIu32 ")",
@@ -69,22 +97,30 @@ uint32_t speedscope_group(struct profile *p, const struct render_opts *o,
 	else
 		snprintf(name, len, "%s (pid %" PRIu32 ") %s (tid %" PRIu32 ")",
 			 comm, s->pid, thread, s->tid);
-	CPA_GROW(p->groups, p->capgroups, (size_t)p->ngroups + 2);
-	id = ++p->ngroups;
-	p->groups[id] = (struct speedscope_group){ key[0], key[1], name };
-	cpa_htab_add(p->group_index, &pr, id);
+	CPA_GROW(a->groups, a->capgroups, (size_t)a->ngroups + 2);
+	id = ++a->ngroups;
+	a->groups[id] = (struct speedscope_group){ key[0], key[1], name };
+	cpa_htab_add(&a->index, &pr, id);
 	return id;
 }
 
-void speedscope_free(struct profile *p)
+static int acc_entry(void *acc, const struct cpa_dict *d,
+		     const struct cpa_sample *s, uint32_t leaf, uint32_t *group,
+		     uint64_t offset, char *err, size_t errlen)
 {
-	for (uint32_t id = 1; id <= p->ngroups; id++)
-		free(p->groups[id].name);
-	free(p->groups);
-	if (p->group_index) {
-		cpa_htab_free(p->group_index);
-		free(p->group_index);
-	}
+	(void)leaf, (void)offset, (void)err, (void)errlen;
+	*group = group_of(acc, d, s);
+	return 0;
+}
+
+/* Allocations only: frees have no time of their own to draw. */
+static void acc_sample(void *acc, const struct cpa_sample *s, uint32_t leaf,
+		       uint32_t group)
+{
+	struct speedscope_acc *a = acc;
+
+	if (!(s->flags & CPA_FLAG_FREE))
+		timeline_add(&a->timeline, s->time_ns, s->weight, leaf, group);
 }
 
 /* What a weight is, in speedscope's units, and the factor to it. */
@@ -259,13 +295,14 @@ static int by_task(const void *a, const void *b, void *ctx)
 }
 
 /* Profiles of a stream: one per group, in pid and tid order; how many. */
-static uint32_t put_groups(struct writer *w, struct profile *p, struct unit u,
-		       bool evented, uint64_t period)
+static uint32_t put_groups(struct writer *w, struct profile *p,
+			   struct speedscope_acc *a, struct unit u,
+			   bool evented, uint64_t period)
 {
-	size_t n = p->ntimed;
-	struct timed *tm = p->timed;
-	size_t *first = cpa_calloc((size_t)p->ngroups + 2, sizeof(*first));
-	uint32_t *order = cpa_malloc(((size_t)p->ngroups + 1) * sizeof(*order));
+	size_t n = a->timeline.n;
+	struct timed *tm = a->timeline.t;
+	size_t *first = cpa_calloc((size_t)a->ngroups + 2, sizeof(*first));
+	uint32_t *order = cpa_malloc(((size_t)a->ngroups + 1) * sizeof(*order));
 	uint64_t (*lw)[2] = cpa_malloc((n + 1) * sizeof(*lw));
 	struct span *sp = cpa_malloc((n + 1) * sizeof(*sp));
 	uint64_t t0 = UINT64_MAX;
@@ -273,19 +310,19 @@ static uint32_t put_groups(struct writer *w, struct profile *p, struct unit u,
 	qsort(tm, n, sizeof(*tm), by_group_time);
 	for (size_t i = n; i-- > 0;)
 		first[tm[i].group] = i;
-	first[p->ngroups + 1] = n;
+	first[a->ngroups + 1] = n;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t d = p->unit == CPA_UNIT_NS ? tm[i].weight
 						     : tm[i].weight * period;
 		uint64_t s = tm[i].time_ns > d ? tm[i].time_ns - d : 0;
 		t0 = s < t0 ? s : t0;
 	}
-	for (uint32_t g = 0; g < p->ngroups; g++)
+	for (uint32_t g = 0; g < a->ngroups; g++)
 		order[g] = g + 1;
-	qsort_r(order, p->ngroups, sizeof(*order), by_task, p->groups);
+	qsort_r(order, a->ngroups, sizeof(*order), by_task, a->groups);
 
 	uint32_t written = 0;
-	for (uint32_t k = 0; k < p->ngroups; k++) {
+	for (uint32_t k = 0; k < a->ngroups; k++) {
 		uint32_t g = order[k];
 		size_t lo = first[g], hi = lo;
 		while (hi < n && tm[hi].group == g)
@@ -303,9 +340,9 @@ static uint32_t put_groups(struct writer *w, struct profile *p, struct unit u,
 			lw[i - lo][1] = tm[i].weight;
 		}
 		if (evented)
-			put_evented(w, p->groups[g].name, sp, hi - lo);
+			put_evented(w, a->groups[g].name, sp, hi - lo);
 		else
-			put_sampled(w, p->groups[g].name, u, lw, hi - lo);
+			put_sampled(w, a->groups[g].name, u, lw, hi - lo);
 	}
 	free(first);
 	free(order);
@@ -332,8 +369,11 @@ static void put_tree(struct writer *w, const struct profile *p,
 	free(lw);
 }
 
-int speedscope_write(FILE *f, struct profile *p, const struct render_opts *o)
+static int speedscope_write(FILE *f, struct profile *p,
+			    const struct render_opts *o)
 {
+	struct speedscope_acc *a = p->acc;
+	uint32_t ngroups = a ? a->ngroups : 0;
 	const struct tree *t = &p->tree;
 	uint64_t period = o->period_ns ? o->period_ns : p->period_ns;
 	struct unit u = unit_of(p, period);
@@ -346,7 +386,7 @@ int speedscope_write(FILE *f, struct profile *p, const struct render_opts *o)
 			   o->input ? o->input : "cpa";
 	uint32_t nnames = cpa_strtab_count(t->names);
 	/* times of samples, not of windows, and a duration for each */
-	bool evented = p->ngroups && !o->by_process && !p->interval_ns &&
+	bool evented = ngroups && !o->by_process && !p->interval_ns &&
 		       (p->unit == CPA_UNIT_NS ||
 			(p->unit == CPA_UNIT_SAMPLES && period));
 
@@ -364,10 +404,16 @@ int speedscope_write(FILE *f, struct profile *p, const struct render_opts *o)
 	}
 	fputs("]},\n\"profiles\":[", f);
 	/* a stream of frees only has no times to draw */
-	if (!p->ngroups || !put_groups(&w, p, u, evented, period))
+	if (!ngroups || !put_groups(&w, p, a, u, evented, period))
 		put_tree(&w, p, name, u);
 	fputs("]}\n", f);
 	free(w.path);
 	free(w.open);
 	return 0;
 }
+
+const struct render_format speedscope_format = {
+	.name = "speedscope", .every_label = true,
+	.new = acc_new, .entry = acc_entry, .sample = acc_sample,
+	.free = acc_free, .write = speedscope_write,
+};

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "log.h"
 #include "render.h"
 #include "xml.h"
@@ -297,7 +298,7 @@ static bool put_frame(const struct tree *t, uint32_t id, uint32_t depth,
 	return true;
 }
 
-int svg_write(FILE *f, struct profile *p, const struct render_opts *o)
+static int svg_write(FILE *f, struct profile *p, const struct render_opts *o)
 {
 	struct layout l;
 
@@ -331,3 +332,35 @@ int svg_write(FILE *f, struct profile *p, const struct render_opts *o)
 	fputs("</g>\n</svg>\n", f);
 	return 0;
 }
+
+/* What svg keeps of a stream: for --flamechart, each sample's time, from
+ * which the tree is built again in time order once the stream is read
+ * (flamechart.c). Frees have no time of their own to draw. */
+static void *acc_new(const struct render_opts *o)
+{
+	return o->flamechart ? cpa_calloc(1, sizeof(struct timeline)) : NULL;
+}
+
+static void acc_sample(void *acc, const struct cpa_sample *s, uint32_t leaf,
+		       uint32_t tag)
+{
+	(void)tag;
+	if (!(s->flags & CPA_FLAG_FREE))
+		timeline_add(acc, s->time_ns, s->weight, leaf, 0);
+}
+
+static void acc_finish(void *acc, struct profile *p)
+{
+	flamechart_build(p, acc);
+}
+
+static void acc_free(void *acc)
+{
+	timeline_free(acc);
+	free(acc);
+}
+
+const struct render_format svg_format = {
+	.name = "svg", .new = acc_new, .sample = acc_sample,
+	.finish = acc_finish, .free = acc_free, .write = svg_write,
+};

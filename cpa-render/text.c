@@ -108,7 +108,7 @@ static bool tree_line(const struct tree *t, uint32_t id, uint32_t depth,
 	return true;
 }
 
-int text_write(FILE *f, struct profile *p, const struct render_opts *o)
+static int text_write(FILE *f, struct profile *p, const struct render_opts *o)
 {
 	const struct tree *t = &p->tree;
 	const char *cn = o->countname ? o->countname : unit_countname(p->unit);
@@ -141,3 +141,7 @@ int text_write(FILE *f, struct profile *p, const struct render_opts *o)
 	free(tree_txt);
 	return 0;
 }
+
+const struct render_format text_format = {
+	.name = "text", .write = text_write,
+};

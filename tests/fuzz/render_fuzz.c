@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target for cpa-render's input and output: any bytes, as folded
- * text or as a cpa stream, through the frame tree into every format.
- * The first byte picks options (reverse, flame chart, inverted, minwidth
- * in percent, labels), the rest is the input.
+ * text or as a cpa stream, through the frame tree and each format's
+ * accumulator into every format (read once for each, as each keeps what
+ * it needs of the input). The first byte picks options (reverse, flame
+ * chart, inverted, minwidth in percent, on-CPU only, labels, profiles by
+ * process), the rest is the input.
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,8 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.inverted = data[0] & 4;
 	o.minwidth_pct = data[0] & 8;
 	o.skip_bad = data[0] & 16;
-	if (data[0] & 64)	/* speedscope keeps tasks apart, by thread */
-		o.format = FORMAT_SPEEDSCOPE;
+	if (data[0] & 64)	/* on-CPU samples alone */
+		o.kind = 0;
 	o.by_process = data[0] & 128;
 	if (data[0] & 32) {
 		char err[64];
@@ -51,22 +54,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	o.input = path;
-	if (input_read(&p, &o, true) == 0) {
-		if (o.flamechart && p.from_stream)
-			flamechart_build(&p);
+	static const struct {
+		enum render_format_id id;
+		const struct render_format *format;
+	} formats[] = {
+		{ FORMAT_SVG, &svg_format }, { FORMAT_HTML, &html_format },
+		{ FORMAT_TEXT, &text_format }, { FORMAT_FOLDED, &folded_format },
+		{ FORMAT_SPEEDSCOPE, &speedscope_format },
+		{ FORMAT_PPROF, &pprof_format },
+	};
+	for (size_t i = 0; i < sizeof(formats) / sizeof(*formats); i++) {
+		/* a flame chart is an svg; pprof takes any profile */
+		if (o.flamechart && formats[i].id != FORMAT_SVG &&
+		    formats[i].id != FORMAT_PPROF)
+			continue;
+		o.format = formats[i].id;
+		if (input_read(&p, &o, formats[i].format) < 0)
+			continue;
 		if (tree_finish(&p.tree) && p.tree.total[TREE_ROOT]) {
-			FILE *f = fopen("/dev/null", "w");
-			if (f) {
-				svg_write(f, &p, &o);
-				if (!o.flamechart) {
-					html_write(f, &p, &o);
-					text_write(f, &p, &o);
-					folded_write(f, &p, &o);
-					speedscope_write(f, &p, &o);
-				}
-				fflush(f);
-				pprof_write(fileno(f), &p, &o);
-				fclose(f);
+			int out = open("/dev/null", O_WRONLY);
+			if (out >= 0) {
+				render_write(out, &p, &o);
+				if (p.format->write_fd)
+					close(out);
 			}
 		}
 		profile_free(&p);

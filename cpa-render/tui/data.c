@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "symstream.h"
 #include "timeparse.h"
 #include "tui.h"
 
@@ -155,24 +156,72 @@ static void meta_keep(struct tui_data *d, const struct cpa_meta *mt)
 	d->meta[d->nmeta++] = kv;
 }
 
-static void meta_read(struct tui_data *d, const struct cpa_meta *mt)
-{
-	char v[32] = "";
-	meta_keep(d, mt);
-	memcpy(v, mt->value, mt->value_len < 31 ? mt->value_len : 31);
-	unsigned long long n = strtoull(v, NULL, 10);
+/* A stream being read: its ids to ours. */
+struct stream_read {
+	struct tui_data *d;
+	struct idmap m;
+	long added;
+};
 
-	if (mt->key_len == 9 && !memcmp(mt->key, "frequency", 9)) {
-		if (n > 0 && n <= 1000000)
-			d->period_ns = 1000000000ull / n;
-	} else if (mt->key_len == 11 && !memcmp(mt->key, "interval_ns", 11)) {
-		if (n)
-			d->interval_ns = n;
-	} else if (mt->key_len == 4 && !memcmp(mt->key, "cpus", 4)) {
-		if (n > 0 && n <= CPA_CPUSET_MAX)
-			d->ncpu = (unsigned)n;
-	}
+static int on_meta(void *ctx, const struct cpa_meta *mt, char *err,
+		   size_t errlen)
+{
+	struct tui_data *d = ((struct stream_read *)ctx)->d;
+	uint64_t n;
+
+	(void)err, (void)errlen;
+	meta_keep(d, mt);
+	if (cpa_meta_frequency(mt, &n))
+		d->period_ns = CPA_NSEC_PER_SEC / n;
+	else if (cpa_meta_is(mt, CPA_META_INTERVAL_NS) && cpa_meta_u64(mt, &n))
+		d->interval_ns = n ? n : d->interval_ns;
+	else if (cpa_meta_is(mt, CPA_META_CPUS) && cpa_meta_u64(mt, &n) &&
+		 n > 0 && n <= CPA_CPUSET_MAX)
+		d->ncpu = (unsigned)n;
+	return 0;
 }
+
+static int on_reset(void *ctx)
+{
+	idmap_reset(&((struct stream_read *)ctx)->m);
+	return 0;
+}
+
+static int on_sample(void *ctx, const struct cpa_dict *sd,
+		     const struct cpa_sample *s, uint64_t offset, char *err,
+		     size_t errlen)
+{
+	struct stream_read *rd = ctx;
+	struct tui_data *d = rd->d;
+	struct idmap *m = &rd->m;
+
+	(void)offset, (void)err, (void)errlen;
+	if (!s->weight || s->kind >= CPA_KIND_COUNT)
+		return 0;
+	uint32_t ls[LS_N] = {
+		[LS_KIND] = s->kind, [LS_PID] = s->pid,
+		[LS_TID] = s->tid, [LS_CPU] = s->cpu,
+		[LS_COMM] = map_string(d, m, sd, s->comm_id),
+		[LS_THREAD] = map_string(d, m, sd, s->thread_id),
+		[LS_CONTAINER] = map_string(d, m, sd, s->container_id),
+		[LS_ENV] = map_string(d, m, sd, s->env_id),
+		[LS_FREE] = !!(s->flags & CPA_FLAG_FREE),
+	};
+	bool is_new;
+	CPA_GROW(d->s, d->cap, d->n + 1);
+	d->s[d->n++] = (struct tui_sample){
+		.time_ns = s->time_ns, .weight = s->weight,
+		.ls = cpa_stacktab_intern(d->labelsets, ls, LS_N, &is_new),
+		.stack = map_stack(d, m, sd, s->stack_id),
+	};
+	d->kinds |= 1u << s->kind;
+	rd->added++;
+	return 0;
+}
+
+static const struct cpa_symstream_handler stream_handler = {
+	.sample = on_sample, .meta = on_meta, .reset = on_reset,
+};
 
 static int by_time(const void *a, const void *b)
 {
@@ -207,13 +256,9 @@ static void keep_order(struct tui_data *d, size_t old)
 static long read_stream(struct tui_data *d, int fd, const char *name)
 {
 	struct cpa_reader r;
-	struct cpa_record rec;
 	struct cpa_dict sd;
-	struct idmap m = { 0 };
-	char err[256];
-	long added = 0;
+	struct stream_read rd = { .d = d };
 	size_t old = d->n;
-	int rc;
 
 	if (cpa_reader_init(&r, fd, name, NULL, 0) < 0) {
 		snprintf(d->err, sizeof(d->err), "%s", r.err);
@@ -221,73 +266,16 @@ static long read_stream(struct tui_data *d, int fd, const char *name)
 		return -1;
 	}
 	cpa_dict_init(&sd);
-	while ((rc = cpa_reader_next(&r, &rec)) > 0) {
-		struct cpa_sample s;
-		struct cpa_meta mt;
-
-		switch (rec.type) {
-		case CPA_REC_RESET:
-			idmap_reset(&m);
-			/* fall through */
-		case CPA_REC_STRING:
-		case CPA_REC_STACK:
-			if (cpa_dict_add(&sd, &rec, err, sizeof(err)) < 0)
-				goto bad;
-			break;
-		case CPA_REC_META:
-			if (cpa_decode_meta(&rec, &mt, err, sizeof(err)) < 0)
-				goto bad;
-			meta_read(d, &mt);
-			break;
-		case CPA_REC_SAMPLE: {
-			if (cpa_decode_sample(&rec, &s, err, sizeof(err)) < 0 ||
-			    cpa_dict_check_sample(&sd, &s, rec.offset, err,
-						  sizeof(err)) < 0)
-				goto bad;
-			if (!s.weight || s.kind >= CPA_KIND_COUNT)
-				break;
-			uint32_t ls[LS_N] = {
-				[LS_KIND] = s.kind, [LS_PID] = s.pid,
-				[LS_TID] = s.tid, [LS_CPU] = s.cpu,
-				[LS_COMM] = map_string(d, &m, &sd, s.comm_id),
-				[LS_THREAD] = map_string(d, &m, &sd, s.thread_id),
-				[LS_CONTAINER] = map_string(d, &m, &sd,
-							    s.container_id),
-				[LS_ENV] = map_string(d, &m, &sd, s.env_id),
-				[LS_FREE] = !!(s.flags & CPA_FLAG_FREE),
-			};
-			bool is_new;
-			CPA_GROW(d->s, d->cap, d->n + 1);
-			d->s[d->n++] = (struct tui_sample){
-				.time_ns = s.time_ns, .weight = s.weight,
-				.ls = cpa_stacktab_intern(d->labelsets, ls, LS_N,
-							  &is_new),
-				.stack = map_stack(d, &m, &sd, s.stack_id),
-			};
-			d->kinds |= 1u << s.kind;
-			added++;
-			break;
-		}
-		default:
-			break;
-		}
-	}
-	if (rc < 0) {
-		snprintf(d->err, sizeof(d->err), "%s", r.err);
-		added = -1;
-	}
-	goto out;
-bad:
-	snprintf(d->err, sizeof(d->err), "%s: %s", name, err);
-	added = -1;
-out:
+	if (cpa_symstream_read(&r, &sd, &stream_handler, &rd, d->err,
+			       sizeof(d->err)) < 0)
+		rd.added = -1;
 	keep_order(d, old);
-	free(m.str);
-	free(m.stk);
-	free(m.frames);
+	free(rd.m.str);
+	free(rd.m.stk);
+	free(rd.m.frames);
 	cpa_dict_free(&sd);
 	cpa_reader_free(&r);
-	return added;
+	return rd.added;
 }
 
 int tui_data_read_stream(struct tui_data *d, int fd, const char *name)

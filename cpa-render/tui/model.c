@@ -17,6 +17,7 @@
 #include "htab.h"
 #include "log.h"
 #include "options.h"
+#include "stackpath.h"
 #include "tui.h"
 
 static const char *const field_names[F_N] = {
@@ -207,37 +208,14 @@ struct builder {
 	struct tree *t;
 	uint32_t *tname;		/* our string id -> tree name, 0 unset */
 	size_t cap_tname;
-	uint32_t *path;
-	size_t npath, cap_path;
-	struct cpa_buf label;
+	struct stack_path path;		/* root labels, then frames */
+	struct cpa_buf name;		/* "module+<...>" */
 	struct cpa_labels labels;
 	/* leaf cache: (label set, stack) -> node */
 	struct cpa_htab leaves;
 	struct leaf { uint32_t ls, stack, node; } *ent;
 	size_t nent, cap_ent;
 };
-
-static void push(struct builder *b, uint32_t name)
-{
-	CPA_GROW(b->path, b->cap_path, b->npath + 1);
-	b->path[b->npath++] = name;
-}
-
-static void push_root(const char *tag, const char *value, void *ctx)
-{
-	struct builder *b = ctx;
-	if (!tag) {
-		push(b, tree_name(b->t, value, strlen(value)));
-		return;
-	}
-	b->label.len = 0;
-	cpa_buf_add(&b->label, "[", 1);
-	cpa_buf_add(&b->label, tag, strlen(tag));
-	cpa_buf_add(&b->label, " ", 1);
-	cpa_buf_add(&b->label, value, strlen(value));
-	cpa_buf_add(&b->label, "]", 1);
-	push(b, tree_name(b->t, (const char *)b->label.p, b->label.len));
-}
 
 /* The length of "module+" in "module+0x1a2b", an address that no
  * symbol named, else 0. */
@@ -261,11 +239,11 @@ static uint32_t frame_name(struct builder *b, uint32_t id)
 			b->tname[id] = tree_name(b->t, "[unknown]", 9);
 		} else if (b->v->addr_merged && (m = addr_module(s, len))) {
 			/* CPA's X: a module's unnamed code as one frame */
-			b->label.len = 0;
-			cpa_buf_add(&b->label, s, m);
-			cpa_buf_add(&b->label, "<...>", 5);
-			b->tname[id] = tree_name(b->t, (const char *)b->label.p,
-						 b->label.len);
+			b->name.len = 0;
+			cpa_buf_add(&b->name, s, m);
+			cpa_buf_add(&b->name, "<...>", 5);
+			b->tname[id] = tree_name(b->t, (const char *)b->name.p,
+						 b->name.len);
 		} else {
 			b->tname[id] = tree_name(b->t, s, len);
 		}
@@ -294,9 +272,9 @@ static uint32_t leaf_of(struct builder *b, uint32_t ls, uint32_t stack)
 		.thread_id = w[LS_THREAD], .container_id = w[LS_CONTAINER],
 		.env_id = w[LS_ENV],
 	};
-	b->npath = 0;
-	cpa_sample_roots(&b->labels, &b->d->dict, &s, push_root, b);
-	uint32_t nroots = (uint32_t)b->npath, n;
+	stack_path_clear(&b->path);
+	stack_path_roots(&b->path, &b->labels, &b->d->dict, &s);
+	uint32_t nroots = (uint32_t)b->path.n, n;
 	const uint32_t *fr = cpa_stacktab_get(b->d->stacks, stack, &n);
 	for (uint32_t i = 0; i < n; i++) {
 		if (b->v->kernel_only) {
@@ -305,20 +283,13 @@ static uint32_t leaf_of(struct builder *b, uint32_t ls, uint32_t stack)
 			if (!is_kernel(str, len))
 				continue;
 		}
-		push(b, frame_name(b, fr[i]));
+		stack_path_push(&b->path, frame_name(b, fr[i]));
 	}
-	if (b->npath == nroots)
-		push(b, b->v->kernel_only ? tree_name(b->t, "[user]", 6)
-					  : tree_name(b->t, "[empty]", 7));
-
-	uint32_t node = TREE_ROOT;
-	tree_saw_depth(b->t, (uint32_t)b->npath);
-	if (b->v->inverted)
-		for (size_t i = b->npath; i-- > 0;)
-			node = tree_child(b->t, node, b->path[i]);
-	else
-		for (size_t i = 0; i < b->npath; i++)
-			node = tree_child(b->t, node, b->path[i]);
+	if (b->path.n == nroots)
+		stack_path_push(&b->path, b->v->kernel_only
+				? tree_name(b->t, "[user]", 6)
+				: tree_name(b->t, "[empty]", 7));
+	uint32_t node = stack_path_leaf(&b->path, b->v->inverted);
 
 	CPA_GROW(b->ent, b->cap_ent, b->nent + 2);
 	uint32_t id = (uint32_t)++b->nent;
@@ -416,6 +387,7 @@ void tui_model_build(struct tui_model *m, struct tui_data *d,
 	tree_reserve(&m->tree, last_n + last_n / 4);
 	m->have_tree = true;
 	struct builder b = { .d = d, .v = v, .t = &m->tree };
+	stack_path_init(&b.path, &m->tree);
 	labels_of(v, &b.labels);
 	cpa_htab_init(&b.leaves, 1024);
 
@@ -475,8 +447,8 @@ void tui_model_build(struct tui_model *m, struct tui_data *d,
 	cpa_htab_free(&b.leaves);
 	free(b.ent);
 	free(b.tname);
-	free(b.path);
-	cpa_buf_free(&b.label);
+	stack_path_free(&b.path);
+	cpa_buf_free(&b.name);
 }
 
 void tui_model_free(struct tui_model *m)

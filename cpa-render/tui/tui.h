@@ -3,9 +3,11 @@
  * cpa-render --tui: browse a stretch of history in the terminal. The
  * samples come from cpa-query's time-stamped stream, either one stream
  * given as input or a query command the UI runs for each range it needs
- * (tui_data.c); the trend and the flame graph of the window are computed
- * from the samples kept in memory (tui_view.c) and drawn with ncurses,
- * keys read from /dev/tty (tui.c).
+ * (data.c); the trend and the flame graph of the window are computed
+ * from the samples kept in memory (model.c); the window, the zoom, the
+ * filters and what each key does are the state (state.c), which screen.c
+ * draws with ncurses, keys read from /dev/tty. Only screen.c needs a
+ * terminal, and only it is left out of a build without ncurses.
  */
 #ifndef CPA_RENDER_TUI_H
 #define CPA_RENDER_TUI_H
@@ -66,7 +68,7 @@ struct tui_data {
 #define STACK_KNOWN 1
 #define STACK_KERNEL_LEAF 2
 
-/* tui_data.c */
+/* data.c */
 void tui_data_init(struct tui_data *d, char **query);
 void tui_data_free(struct tui_data *d);
 /* Reads a whole stream from fd into the samples. 0, or -1 with d->err. */
@@ -140,7 +142,7 @@ struct tui_model {
 	unsigned ncols;
 };
 
-/* tui_view.c */
+/* model.c */
 /* Parses one ':' command into f. 0, or -1 with err. */
 int tui_filter_command(struct tui_filter *f, const char *cmd, char *err,
 		       size_t errlen);
@@ -158,8 +160,113 @@ void tui_model_free(struct tui_model *m);
 /* IRQ-off gaps shown under their CPU. */
 bool tui_irq_per_cpu(const struct tui_view *v);
 
-/* tui.c */
+/* ---- state.c: the state and the keys ---------------------------------- */
+
+/* A frame path by names, so the selection and the zoom outlive a rebuild
+ * of the tree (new filters, labels, window). */
+struct name_path {
+	char **names;
+	uint32_t n;
+};
+
+/* A frame laid out on a row (its depth), columns [c0, c1). */
+struct tui_cell {
+	uint32_t node;
+	int c0, c1;
+};
+
+struct tui_row {
+	struct tui_cell *c;
+	size_t n, cap;
+};
+
+/* What a data set of sums holds, so it is fetched again only when that
+ * changes. */
+struct sums_key {
+	uint64_t from, to, every;
+	uint64_t prune;			/* cpa-query --prune, 0 none */
+	uint64_t callee;		/* and --callee */
+	uint64_t kernel;		/* --stacks kernel */
+	char labels[80];
+};
+
 struct render_opts;
+
+struct tui_state {
+	const struct render_opts *o;
+	struct tui_data d;
+	struct tui_data win, trend;	/* sums for a long chart */
+	struct sums_key win_key, trend_key;
+	struct tui_view v;
+	struct tui_model m;
+	uint64_t hist_from, hist_to;	/* the history the chart may show */
+	int chart_h;			/* rows of trend */
+	int cols;			/* the screen's width */
+	bool follow, dirty, empty_store;
+	enum { OVERLAY_NONE, OVERLAY_HELP, OVERLAY_CONF, OVERLAY_FILTERS }
+		overlay;			/* ?, c, o: closed by any key */
+	uint32_t sel, root;		/* selected frame, zoom root */
+	struct name_path sel_path;
+	struct name_path *zoom;		/* zoom stack, outermost first */
+	size_t nzoom;
+	int yoff;			/* first depth drawn */
+	struct tui_row *rows;		/* the layout, by depth */
+	size_t nrows;
+	uint32_t *depth;		/* per node */
+	double build_ms;
+	uint32_t detail;		/* --prune the window's sums need
+					 * for the zoom and filters shown */
+	char msg[256];			/* the last key's answer */
+};
+
+/* Keys beyond characters, as the screen hands them over. */
+enum {
+	TUI_KEY_LEFT = 0x10000, TUI_KEY_RIGHT, TUI_KEY_UP, TUI_KEY_DOWN,
+	TUI_KEY_ENTER, TUI_KEY_RESIZE,
+};
+
+/* What a key wants of the screen. */
+enum tui_action {
+	TUI_NONE,		/* done: draw the state */
+	TUI_QUIT,
+	TUI_ASK_JUMP,		/* a time: tui_state_jump */
+	TUI_ASK_RANGE,		/* FROM TO: tui_state_range */
+	TUI_ASK_FILTER,		/* a ':' command: tui_state_command */
+	TUI_ASK_SEARCH,		/* a regex: tui_state_search */
+};
+
+/* The data of the query (NULL: o->input's one stream, read now). */
+void tui_state_init(struct tui_state *u, const struct render_opts *o,
+		    char **query);
+void tui_state_free(struct tui_state *u);
+/* The history from the command line and the store's own range. False
+ * when the store could not be read: the error is in d.err. */
+bool tui_state_history(struct tui_state *u);
+void tui_window_set(struct tui_state *u, uint64_t from, uint64_t span);
+/* CPA's default: the last 10 minutes of the history. */
+void tui_window_default(struct tui_state *u);
+/* The tree and the trend of the view, after a change (u->dirty). */
+void tui_state_rebuild(struct tui_state *u);
+/* The rows of the flame graph, width columns and height rows of it. */
+void tui_state_layout(struct tui_state *u, int width, int height);
+enum tui_action tui_state_key(struct tui_state *u, int key);
+void tui_state_jump(struct tui_state *u, const char *text);
+void tui_state_range(struct tui_state *u, const char *text);
+void tui_state_command(struct tui_state *u, const char *text);
+void tui_state_search(struct tui_state *u, const char *text);
+/* --follow: the windows committed since; the window follows the end. */
+void tui_state_follow(struct tui_state *u);
+bool tui_search_match(const struct tui_state *u, const char *s, uint32_t len);
+void tui_path_free(struct name_path *p);
+/* "10:05:00", with date "2026-11-30 10:05:00"; "10m", "1h30m", "500ms";
+ * "1.50", "12.3K"; a weight over ns as a rate of the kind's unit */
+void tui_fmt_time(uint64_t ns, char *buf, size_t len, bool date);
+void tui_fmt_span(uint64_t ns, char *buf, size_t len);
+void tui_fmt_rate(double r, char *buf, size_t len);
+double tui_rate_of(const struct tui_state *u, double weight, double ns);
+const char *tui_rate_unit(const struct tui_state *u);
+
+/* screen.c */
 int tui_run(const struct render_opts *o, char **query);
 
 #endif
