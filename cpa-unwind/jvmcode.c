@@ -6,10 +6,10 @@
 
 #include "budget.h"
 #include "buf.h"
+#include "clock.h"
 #include "jvmcode.h"
 #include "log.h"
 
-#define NS_PER_SEC 1000000000ull
 #define SEGMAP_WINDOW 256	/* segment map bytes read at once */
 #define SEGMAP_STEPS 64		/* jumps back to a block's start */
 #define MAX_BLOB_SIZE (64u << 20)
@@ -269,7 +269,7 @@ const struct jvm_blob *jvm_blob_at(struct jvm_code *c,
 	uint32_t i = upper(c, pc);
 	if (i > 0 && pc < c->blobs[i - 1]->end) {
 		struct jvm_blob *b = c->blobs[i - 1];
-		if (now_ns - b->checked_ns < NS_PER_SEC ||
+		if (now_ns - b->checked_ns < CPA_NSEC_PER_SEC ||
 		    recheck(c, l, memfd, b, now_ns))
 			return pc >= b->code_begin && pc < b->code_end ? b
 								       : NULL;
