@@ -81,10 +81,12 @@ load monitor_helper
 	start_monitor
 	wait_for 30 test -s "$CPA_RUN_DIR/capture.stats"
 	wait_for 30 test -s "$CPA_RUN_DIR/store.stats"
-	# a second report (every 1 s) carries rates over a full interval
+	# a second report (every 1 s) carries rates over a full interval;
+	# on a loaded host unwind's first loads may hold the samples longer
 	for stage in capture unwind store; do
 		wait_for 30 reported "$stage" 2
 	done
+	wait_for 60 rates_positive
 	run cpa status
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -94,6 +96,17 @@ load monitor_helper
 		line=$(grep "^$stage " <<<"$output")
 		[[ "$line" =~ samples[a-z_]*=[0-9]+\(([0-9.]+)/s\) ]]
 		awk -v r="${BASH_REMATCH[1]}" 'BEGIN { exit !(r > 0) }'
+	done
+}
+
+# rates_positive: cpa status shows each stage moving samples
+rates_positive() {
+	local out stage line
+	out=$(cpa status) || return 1
+	for stage in capture unwind store; do
+		line=$(grep "^$stage " <<<"$out") || return 1
+		[[ "$line" =~ samples[a-z_]*=[0-9]+\(([0-9.]+)/s\) ]] || return 1
+		awk -v r="${BASH_REMATCH[1]}" 'BEGIN { exit !(r > 0) }' || return 1
 	done
 }
 
