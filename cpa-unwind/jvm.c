@@ -58,6 +58,8 @@ struct jvm_attacher {
 	bool closing;		/* no more jobs: finish those under way */
 	atomic_bool have_results;
 	bool no_layout;		/* CPA_UNWIND_NO_VMSTRUCTS: maps only */
+	/* every JVM's code cache's: the sample thread's alone */
+	struct jvm_code_stats code_st;
 	struct jvm_job queue[QUEUE_LEN];
 	unsigned qhead, qlen;
 	struct jvm_result results[QUEUE_LEN];
@@ -386,8 +388,9 @@ bool jvm_map_missed(struct jvm_attacher *a, struct proc *p, uint64_t now_ns,
 
 /* A layout read: names at once, the code cache when it is set up, else
  * read again later (a JVM still starting). */
-static void apply_layout(struct jvm_proc *j, const struct jvm_result *r,
-			 struct budget *budget, uint64_t now_ns)
+static void apply_layout(struct jvm_attacher *a, struct jvm_proc *j,
+			 const struct jvm_result *r, struct budget *budget,
+			 uint64_t now_ns)
 {
 	if (r->l.ok)
 		j->interp.layout = r->l;	/* names, at least */
@@ -402,6 +405,7 @@ static void apply_layout(struct jvm_proc *j, const struct jvm_result *r,
 		if (!j->code) {
 			j->code = cpa_calloc(1, sizeof(*j->code));
 			j->code->budget = budget;
+			j->code->st = &a->code_st;
 		}
 		return;
 	}
@@ -441,7 +445,8 @@ void jvm_attacher_poll(struct jvm_attacher *a, struct proctab *procs,
 			continue;	/* exited meanwhile */
 		struct jvm_proc *j = &p->jvm;
 		if (res[i].layout) {
-			apply_layout(j, &res[i], proctab_budget(procs), now_ns);
+			apply_layout(a, j, &res[i], proctab_budget(procs),
+				     now_ns);
 			continue;
 		}
 		j->pending = false;
@@ -465,6 +470,7 @@ void jvm_attacher_stats(struct jvm_attacher *a, struct jvm_stats *st)
 	pthread_mutex_lock(&a->lock);
 	*st = a->st;
 	pthread_mutex_unlock(&a->lock);
+	st->code = a->code_st;
 }
 
 unsigned jvm_trusted_frames(struct proc *p, const uint64_t *ips, unsigned n,

@@ -50,6 +50,7 @@ struct jvm_proc {
 struct jvm_stats {
 	uint64_t requests, maps, refused, gone;
 	uint64_t layouts, layout_failures;
+	struct jvm_code_stats code;	/* every JVM's code cache */
 };
 
 struct proc;

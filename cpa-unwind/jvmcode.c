@@ -224,7 +224,7 @@ static void insert(struct jvm_code *c, struct jvm_blob *b)
 {
 	if (c->n >= JVM_CODE_MAX_BLOBS || over(c, b->bytes)) {
 		jvm_code_reset(c);
-		c->st.resets++;
+		c->st->resets++;
 		if (c->budget)
 			c->budget->full[BUDGET_JVMCODE]++;
 	}
@@ -248,7 +248,7 @@ static bool recheck(struct jvm_code *c, const struct jvm_layout *l, int memfd,
 	uint8_t h[HEADER_MAX];
 	uint64_t name_ptr;
 	uint32_t size, compile_id;
-	c->st.rechecks++;
+	c->st->rechecks++;
 	if (!read_header(l, memfd, b->start, h, &name_ptr, &size,
 			 &compile_id) ||
 	    name_ptr != b->name_ptr || b->start + size != b->end ||
@@ -273,10 +273,10 @@ const struct jvm_blob *jvm_blob_at(struct jvm_code *c,
 		    recheck(c, l, memfd, b, now_ns))
 			return pc >= b->code_begin && pc < b->code_end ? b
 								       : NULL;
-		c->st.stale++;
+		c->st->stale++;
 		remove_at(c, i - 1);
 	}
-	c->st.blob_misses++;
+	c->st->blob_misses++;
 	uint64_t block = block_start(l, memfd, pc);
 	if (!block)
 		return NULL;
@@ -287,7 +287,7 @@ const struct jvm_blob *jvm_blob_at(struct jvm_code *c,
 		blob_free(b);
 		return NULL;
 	}
-	c->st.blobs_read++;
+	c->st->blobs_read++;
 	b->checked_ns = now_ns;
 	insert(c, b);
 	return pc >= b->code_begin && pc < b->code_end ? b : NULL;
@@ -334,7 +334,7 @@ static bool read_debug(struct jvm_code *c, const struct jvm_layout *l,
 	uint8_t h[HEADER_MAX];
 	uint64_t pcs_at, pcs_end, scopes_at, scopes_end, meta_at, meta_end;
 	b->have_debug = true;
-	c->st.debug_reads++;
+	c->st->debug_reads++;
 	if (!l->nm_scopes_pcs_off || !mem(memfd, b->start, h, l->blob_read))
 		return false;
 	if (l->immutable) {
@@ -437,7 +437,7 @@ unsigned jvm_blob_scopes(struct jvm_code *c, const struct jvm_layout *l,
 	if (!max || b->kind != JVM_BLOB_NMETHOD)
 		return 0;
 	if (!b->have_debug && !read_debug(c, l, memfd, b))
-		c->st.debug_failures++;
+		c->st->debug_failures++;
 	if (b->pcs && pc >= b->code_begin && pc < b->code_end) {
 		/* the JVM's own profilers' rule (pc_desc_near): the first
 		 * PcDesc at or after a return address; for the PC of an

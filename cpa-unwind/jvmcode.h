@@ -80,7 +80,7 @@ struct jvm_code {
 	uint32_t n, cap;
 	uint64_t bytes;			/* charged to budget */
 	struct budget *budget;
-	struct jvm_code_stats st;
+	struct jvm_code_stats *st;	/* shared by every JVM's */
 };
 
 /*

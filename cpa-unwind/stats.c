@@ -61,6 +61,13 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 			js.requests, js.maps, js.refused, js.gone);
 		fprintf(f, "  java layout    read=%" PRIu64 " failed=%" PRIu64
 			   "\n", js.layouts, js.layout_failures);
+		fprintf(f, "  java code      blobs-read=%" PRIu64 " misses=%"
+			   PRIu64 " rechecks=%" PRIu64 " stale=%" PRIu64
+			   " resets=%" PRIu64 " debug-reads=%" PRIu64
+			   " debug-failures=%" PRIu64 "\n",
+			js.code.blobs_read, js.code.blob_misses,
+			js.code.rechecks, js.code.stale, js.code.resets,
+			js.code.debug_reads, js.code.debug_failures);
 	}
 	fprintf(f, "  unresolved     user=%" PRIu64 " kernel=%" PRIu64 "\n",
 		st->unresolved_user, st->unresolved_kernel);
