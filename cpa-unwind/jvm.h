@@ -1,14 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Java: a JVM writes no perf map unless asked, so cpa-unwind asks it
- * (jcmd's Compiler.perfmap, over HotSpot's attach protocol, lib/runtime/jvmattach.h)
- * when a sample lands in JIT code of a process that maps libjvm.so and the
- * map does not cover the address: at once the first time, then after 1 s,
- * 2 s, 4 s... up to a minute, since a JVM keeps compiling new code for a
- * while. Requests run on one thread of their own, never on the path
- * samples take; a JVM that refuses is named once on stderr and not asked
- * again. Its map names methods "RET pkg.Class.method(ARGS)", written as
- * pkg.Class.method.
+ * Java, per JVM process (one that maps libjvm.so). Its first sample has
+ * its vmStructs layout read (jvmstructs.h) on a thread of its own, never
+ * on the path samples take, the sample waiting at most --load-wait for
+ * it; with the layout its code cache is unwound and named from its own
+ * memory (jvmwalk.h, jvmcode.h, jvminterp.h) and nothing is asked of it.
+ *
+ * Only a JVM without one (its tables lack the code cache) is asked for
+ * its perf map (jcmd's Compiler.perfmap, over HotSpot's attach protocol,
+ * lib/runtime/jvmattach.h) when a sample lands in JIT code the map does
+ * not cover: at once the first time, then after 250 ms, 500 ms, 1 s...
+ * up to a minute, since a JVM keeps compiling new code for a while; a JVM
+ * that refuses is named once on stderr and not asked again. Its map names
+ * methods "RET pkg.Class.method(ARGS)", written as pkg.Class.method.
+ *
+ * Rules: the attach thread owns the requests and the layout reads; the
+ * sample thread owns struct jvm_proc and the code caches, and takes what
+ * the thread found in jvm_attacher_poll.
  */
 #ifndef CPA_UNWIND_JVM_H
 #define CPA_UNWIND_JVM_H
