@@ -7,8 +7,10 @@
  * A chain stops by SIGINT to its first stage, which ends its stream with
  * an end record; the others end when their input does, so the last
  * window is stored and a profile is written whole. A stage that has not
- * ended 10 s after the stop is killed; 60 s after the run's --duration, or
- * in a run --once, which drain what they captured.
+ * ended 10 s after a stop is killed. Two stops give the others longer to
+ * drain what was captured: a run --once stopped by a signal (60 s), and a
+ * run whose first stage ended at its --duration (until --grace past it,
+ * when what still runs is stopped, and the run counted as overrun).
  */
 #include <config.h>
 
