@@ -80,6 +80,19 @@ static void list_lost(const struct store_set *ss, FILE *out)
 	}
 }
 
+/* Processes that cpa-store held to its per-window budget: their stacks
+ * past it are one [over budget] frame, their weight kept. */
+static void list_over(const struct store_set *ss, FILE *out)
+{
+	for (size_t i = 0; i < ss->n_over; i++) {
+		const struct cpa_store_over *o = &ss->over[i];
+		fprintf(out, "over budget pid %u (%s): %" PRIu64 " stacks, %"
+			PRIu64 " bytes of new names not stored (their weight "
+			"is under [over budget])\n", o->pid, o->comm,
+			o->stacks, o->bytes);
+	}
+}
+
 void list_store(const struct store_set *ss, FILE *out)
 {
 	char a[40], b[40], d[40];
@@ -109,6 +122,7 @@ void list_store(const struct store_set *ss, FILE *out)
 	if (!k) {
 		fprintf(out, "range empty\n");
 		list_lost(ss, out);
+		list_over(ss, out);
 		free(sp);
 		return;
 	}
@@ -132,5 +146,6 @@ void list_store(const struct store_set *ss, FILE *out)
 			end = sp[i].to;
 	}
 	list_lost(ss, out);
+	list_over(ss, out);
 	free(sp);
 }

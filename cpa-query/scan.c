@@ -59,6 +59,17 @@ void stores_open(struct store_set *ss, const char *const *dirs, size_t n)
 					 "not listed", path, err);
 				ss->n_lost = before;
 			}
+			const char *over = cpa_store_meta_get(si->meta,
+							      "over_budget");
+			before = ss->n_over;
+			if (over && cpa_store_over_parse(over, &ss->over,
+							 &ss->n_over,
+							 &ss->cap_over, err,
+							 sizeof(err)) < 0) {
+				cpa_warn("%s/meta: %s; its processes over "
+					 "budget are not listed", path, err);
+				ss->n_over = before;
+			}
 			if (!si->n_idx) {
 				cpa_segment_info_free(si);
 				continue;
@@ -79,6 +90,7 @@ void stores_free(struct store_set *ss)
 		cpa_segment_info_free(&ss->segs[i]);
 	free(ss->segs);
 	free(ss->lost);
+	free(ss->over);
 	memset(ss, 0, sizeof(*ss));
 }
 

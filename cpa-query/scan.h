@@ -20,6 +20,9 @@ struct store_set {
 	/* lost windows noted in every segment's meta, blocks or not */
 	struct cpa_store_lost *lost;
 	size_t n_lost, cap_lost;
+	/* processes whose stacks went over cpa-store's budget, summed */
+	struct cpa_store_over *over;
+	size_t n_over, cap_over;
 };
 
 /* Reads the index of every segment in dirs. Torn tails and unreadable

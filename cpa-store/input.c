@@ -48,28 +48,81 @@ bool input_ready(const struct input *in)
 	return cpa_reader_ready(&in->r);
 }
 
+/* "text" as meta takes it: key characters [A-Za-z0-9_.-], no control
+ * characters in a value, at most max bytes. */
+static char *meta_clean(const char *text, uint32_t len, bool key, size_t max)
+{
+	if (len > max)
+		len = (uint32_t)max;
+	char *o = cpa_malloc((size_t)len + 1);
+	for (uint32_t i = 0; i < len; i++) {
+		char c = text[i];
+		bool ok = key ? (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+				(c >= '0' && c <= '9') || c == '_' || c == '.' ||
+				c == '-'
+			      : (unsigned char)c >= 0x20 && c != 0x7f;
+		o[i] = ok ? c : key ? '_' : ' ';
+	}
+	o[len] = 0;
+	return o;
+}
+
 static void add_meta(struct input *in, const struct cpa_meta *m)
 {
-	size_t need = in->meta_len + m->key_len + m->value_len + 16;
-	in->meta = cpa_realloc(in->meta, need);
-	char *p = in->meta + in->meta_len;
-	p += sprintf(p, "stream.");
-	for (uint32_t i = 0; i < m->key_len; i++) {
-		char c = m->key[i];
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			  (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-			  c == '-';
-		*p++ = ok ? c : '_';
-	}
-	*p++ = '=';
-	for (uint32_t i = 0; i < m->value_len; i++) {
-		char c = m->value[i];
-		/* meta is lines of text: no control characters */
-		*p++ = (unsigned char)c < 0x20 || c == 0x7f ? ' ' : c;
-	}
-	*p++ = '\n';
-	in->meta_len = (size_t)(p - in->meta);
+	char *key = meta_clean(m->key, m->key_len, true, INPUT_META_KEY);
+	char *value = meta_clean(m->value, m->value_len, false,
+				 INPUT_META_VALUE);
 	in->meta_changed = true;
+	for (size_t i = 0; i < in->n_meta; i++) {
+		struct in_meta *e = &in->meta[i];
+		if (strcmp(e->key, key))
+			continue;
+		free(e->value);
+		e->value = value;
+		e->count++;
+		free(key);
+		return;
+	}
+	if (in->n_meta == INPUT_META_KEYS) {
+		in->meta_keys_dropped++;
+		free(key);
+		free(value);
+		return;
+	}
+	CPA_GROW(in->meta, in->cap_meta, in->n_meta + 1);
+	in->meta[in->n_meta++] = (struct in_meta){key, value, 1};
+}
+
+void input_meta_text(const struct input *in, struct cpa_buf *out)
+{
+	bool any = false;
+	for (size_t i = 0; i < in->n_meta; i++) {
+		if (in->meta[i].count < 2)
+			continue;
+		char n[32];
+		int k = snprintf(n, sizeof(n), ":%llu",
+				 (unsigned long long)in->meta[i].count);
+		cpa_buf_add(out, any ? "," : "stream_repeated=", any ? 1 : 16);
+		cpa_buf_add(out, in->meta[i].key, strlen(in->meta[i].key));
+		cpa_buf_add(out, n, (size_t)k);
+		any = true;
+	}
+	if (any)
+		cpa_buf_add(out, "\n", 1);
+	if (in->meta_keys_dropped) {
+		char n[64];
+		int k = snprintf(n, sizeof(n), "stream_dropped=%llu\n",
+				 (unsigned long long)in->meta_keys_dropped);
+		cpa_buf_add(out, n, (size_t)k);
+	}
+	for (size_t i = 0; i < in->n_meta; i++) {
+		const struct in_meta *e = &in->meta[i];
+		cpa_buf_add(out, "stream.", 7);
+		cpa_buf_add(out, e->key, strlen(e->key));
+		cpa_buf_add(out, "=", 1);
+		cpa_buf_add(out, e->value, strlen(e->value));
+		cpa_buf_add(out, "\n", 1);
+	}
 }
 
 static int next_stream(struct input *in, struct in_sample *s)
@@ -284,6 +337,10 @@ void input_close(struct input *in)
 			cpa_strtab_free(in->strs);
 		if (in->stacks)
 			cpa_stacktab_free(in->stacks);
+	}
+	for (size_t i = 0; i < in->n_meta; i++) {
+		free(in->meta[i].key);
+		free(in->meta[i].value);
 	}
 	free(in->meta);
 }

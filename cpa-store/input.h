@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "buf.h"
 #include "intern.h"
 #include "store.h"
 #include "stream.h"
@@ -39,9 +40,15 @@ struct input {
 	struct cpa_stacktab *stacks;
 	uint64_t folded_time_ns;
 
-	/* "stream.KEY=VALUE" lines from META records, for segment meta */
-	char *meta;
-	size_t meta_len;
+	/* META records for segment meta, summarized: a key's last value
+	 * (as meta reads a repeated key), how often it came, and how many
+	 * keys did not fit (input_meta_text) */
+	struct in_meta {
+		char *key, *value;
+		uint64_t count;
+	} *meta;
+	size_t n_meta, cap_meta;
+	uint64_t meta_keys_dropped;
 	bool meta_changed;
 
 	uint64_t samples, lost;
@@ -69,6 +76,17 @@ const char *input_string(const struct input *in, uint32_t id,
 			 uint32_t *len);
 const uint32_t *input_stack(const struct input *in, uint32_t id,
 			    uint32_t *n);
+/* Stream meta beyond these is summarized, not kept: so that a flood of
+ * META records (one per process, from thousands of processes) cannot
+ * grow a segment's meta past what a reader takes and cut what matters. */
+#define INPUT_META_KEYS 48
+#define INPUT_META_VALUE 384
+#define INPUT_META_KEY 64
+/* Appends the "stream.KEY=VALUE" lines, and the summary of what repeated
+ * or did not fit ("stream_repeated=KEY:N,...", "stream_dropped=N"), to
+ * out: at most INPUT_META_KEYS * (INPUT_META_KEY * 2 + INPUT_META_VALUE
+ * + 32) bytes, 26 KiB. */
+void input_meta_text(const struct input *in, struct cpa_buf *out);
 /* Warns when a stream ended without its END record. */
 void input_close(struct input *in);
 

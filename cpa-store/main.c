@@ -107,8 +107,9 @@ static bool flush(struct store *st, struct input *in, struct windows *ws,
 /* Self statistics (lib/base/selfstats.h), copied from the running totals
  * before each possible report. */
 struct counters {
-	uint64_t *samples, *samples_in, *lost, *windows, *blocks, *bytes, *segments,
-		*deleted, *errors, *dropped;
+	uint64_t *samples, *samples_in, *lost, *windows, *blocks, *bytes,
+		*segments, *deleted, *errors, *dropped, *over_stacks,
+		*over_bytes, *deleted_early, *proc_window_max;
 };
 
 static void counters_init(struct counters *c)
@@ -125,6 +126,10 @@ static void counters_init(struct counters *c)
 	c->deleted = cpa_stat("segments_deleted");
 	c->errors = cpa_stat("write_errors");
 	c->dropped = cpa_stat("dropped_samples");
+	c->over_stacks = cpa_stat("over_budget_stacks");
+	c->over_bytes = cpa_stat("over_budget_bytes");
+	c->deleted_early = cpa_stat("segments_deleted_early");
+	c->proc_window_max = cpa_gauge("process_window_bytes_max");
 }
 
 static void counters_update(struct counters *c, const struct input *in,
@@ -140,6 +145,10 @@ static void counters_update(struct counters *c, const struct input *in,
 	*c->deleted = st->segments_deleted;
 	*c->errors = b->errors;
 	*c->dropped = b->dropped_samples;
+	*c->over_stacks = st->over_stacks;
+	*c->over_bytes = st->over_bytes;
+	*c->deleted_early = st->segments_deleted_early;
+	*c->proc_window_max = st->proc_window_max;
 }
 
 /*
@@ -237,8 +246,11 @@ int main(int argc, char **argv)
 					continue;
 				}
 				if (r == INPUT_LOST) {
-					store_note_lost(&st, s.time_ns,
-							s.weight);
+					/* a cut upstream counts none: the
+					 * end of coverage shows it */
+					if (s.weight)
+						store_note_lost(&st, s.time_ns,
+								s.weight);
 					continue;
 				}
 				if (r == INPUT_IDLE)

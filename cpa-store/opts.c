@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <argp.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 enum {
 	OPT_INTERVAL = 0x100, OPT_SEGMENT, OPT_FLUSH, OPT_GRACE, OPT_RETAIN,
 	OPT_MAX_SIZE, OPT_BACKLOG, OPT_MAX_DICT, OPT_TIME, OPT_STATS,
+	OPT_MAX_PROC_STACKS, OPT_MAX_PROC_BYTES,
 };
 
 static const char doc[] =
@@ -48,6 +50,15 @@ static const struct argp_option options[] = {
 	 "Memory for the current segment's string and stack dictionaries; "
 	 "past it the segment is closed and the next one started early, in "
 	 "the same period (default 4M)", 0},
+	{"max-process-bytes", OPT_MAX_PROC_BYTES, "SIZE", 0,
+	 "Names and stacks new to the segment that one process may add per "
+	 "window, saved up to 16 windows' worth (default 16K; 0 for no "
+	 "limit); past it, or past --max-process-stacks, its stacks are "
+	 "stored as [over budget] with their weight, and counted (cpa-query "
+	 "--list)", 0},
+	{"max-process-stacks", OPT_MAX_PROC_STACKS, "N", 0,
+	 "Distinct stacks one process may have in one window (default 4096; "
+	 "0 for no limit)", 0},
 	{"time", OPT_TIME, "TIME", 0,
 	 "Time stamp of folded text input (default now)", 0},
 	{"stats", OPT_STATS, NULL, 0, "Print totals on stderr at exit", 0},
@@ -97,6 +108,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cpa_die_usage("invalid --max-dict '%s': at least 64K",
 				      arg);
 		break;
+	case OPT_MAX_PROC_BYTES:
+		o->max_proc_bytes = cpa_opt_size("--max-process-bytes", arg);
+		break;
+	case OPT_MAX_PROC_STACKS: {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(arg, &end, 10);
+		if (errno || end == arg || *end || arg[0] == '-')
+			cpa_die_usage("invalid --max-process-stacks '%s': "
+				      "expected a number", arg);
+		o->max_proc_stacks = v;
+		break;
+	}
 	case OPT_TIME:
 		if (cpa_parse_time(arg, store_now_ns(), &o->folded_time_ns) < 0)
 			cpa_die_usage("invalid --time '%s': expected a time "
@@ -151,6 +175,8 @@ void store_opts_parse(struct store_opts *o, int argc, char **argv)
 	o->max_size = 2ull << 30;
 	o->backlog_max = 64ull << 20;
 	o->max_dict = 4ull << 20;
+	o->max_proc_bytes = 16ull << 10;
+	o->max_proc_stacks = 4096;
 	static const struct argp_child children[] = {
 		{&cpa_selfstats_argp, 0, NULL, 0},
 		{&cpa_check_argp, 0, NULL, 0},

@@ -18,6 +18,8 @@ struct store_opts {
 	uint64_t max_size;	/* bytes; 0: no limit */
 	uint64_t backlog_max;	/* bytes held while writes fail */
 	uint64_t max_dict;	/* a segment's dictionaries; past it, a new one */
+	uint64_t max_proc_stacks;	/* one process in one window; 0: any */
+	uint64_t max_proc_bytes;	/* new names it adds there; 0: any */
 	uint64_t folded_time_ns;	/* time stamp of folded input lines */
 	bool stats;		/* report at exit */
 	struct cpa_selfstats_opts selfstats;	/* lib/base/selfstats.h */

@@ -12,8 +12,10 @@
 
 #include "config.h"
 #include "buf.h"
+#include "hash.h"
 #include "log.h"
 #include "segments.h"
+#include "timeparse.h"
 
 static void lock_store(struct store *st)
 {
@@ -173,6 +175,7 @@ void store_open(struct store *st, const struct store_opts *o)
 {
 	memset(st, 0, sizeof(*st));
 	st->o = o;
+	cpa_htab_init(&st->budget_index, 64);
 	lock_store(st);
 	recover(st);
 	struct utsname u;
@@ -204,18 +207,29 @@ uint64_t store_bytes(const struct store *st)
 static char *meta_text(const struct store *st, const struct input *in)
 {
 	struct cpa_buf b = {0};
+	/* What the store itself records comes before the stream's meta,
+	 * and every part is bounded (lost runs, the stream's keys), so the
+	 * whole stays under what a reader takes (CPA_STORE_META_MAX). */
 	cpa_buf_add(&b, st->meta_base, strlen(st->meta_base));
-	cpa_buf_add(&b, in->meta, in->meta_len);
 	if (st->n_lost) {
 		cpa_buf_add(&b, "lost=", 5);
 		cpa_store_lost_format(st->lost, st->n_lost, &b);
 		cpa_buf_add(&b, "\n", 1);
 	}
+	if (st->n_over) {
+		cpa_buf_add(&b, "over_budget=", 12);
+		cpa_store_over_format(st->over, st->n_over, &b);
+		cpa_buf_add(&b, "\n", 1);
+	}
+	input_meta_text(in, &b);
 	cpa_buf_add(&b, "", 1);
 	return (char *)b.p;
 }
 
-static void close_current(struct store *st)
+/* Closes the current segment. keep_notes: its lost windows and processes
+ * over budget could not be written into its meta, and go into the next
+ * one's (readers join the notes of all segments). */
+static void close_current(struct store *st, bool keep_notes)
 {
 	if (!st->cur)
 		return;
@@ -223,7 +237,7 @@ static void close_current(struct store *st)
 		cpa_warn("%s/%s: sync: %s", st->o->dir,
 			 cpa_segment_name(st->cur), strerror(errno));
 	uint64_t end = cpa_segment_max_end(st->cur);
-	if (end || st->n_lost)
+	if (end || st->n_lost || st->n_over)
 		add_old(st, cpa_segment_name(st->cur),
 			cpa_segment_bytes(st->cur), end ? end : st->cur_period);
 	else
@@ -231,7 +245,13 @@ static void close_current(struct store *st)
 	cpa_segment_close(st->cur);
 	st->cur = NULL;
 	st->cover_to = 0;
-	st->n_lost = 0;
+	if (!keep_notes) {
+		st->n_lost = 0;
+		st->n_over = 0;
+	}
+	/* a new segment names everything again: every budget is full */
+	st->n_budgets = 0;
+	cpa_htab_clear(&st->budget_index);
 	/* Ids of the next segment start again from 1. */
 	store_forget_input_ids(st);
 }
@@ -305,6 +325,144 @@ static uint32_t map_stack(struct store *st, const struct input *in,
 	return st->stk_map[id];
 }
 
+/*
+ * What one process may add to one window: --max-process-stacks distinct
+ * stacks, and names and stacks new to the segment within its budget
+ * (--max-process-bytes a window, saved up to BUDGET_WINDOWS windows'
+ * worth). Past that, each of its stacks is stored as one "[over budget]"
+ * stack under the same labels with the same weight: the totals stay
+ * true, the detail is what a flood of never-repeating names loses, and it
+ * cannot push others' history out of a store of bounded size.
+ */
+/* A process's budget saves up to this many windows' worth of
+ * --max-process-bytes: a program starting up names its code at once. */
+#define BUDGET_WINDOWS 16
+
+/* Forgets processes whose budget has been full for a while: a budget
+ * refills by itself, so one not charged for BUDGET_WINDOWS windows is
+ * the same as none. */
+static void budgets_sweep(struct store *st)
+{
+	uint64_t idle = BUDGET_WINDOWS * st->o->interval_ns;
+	size_t k = 1;
+	cpa_htab_clear(&st->budget_index);
+	for (size_t i = 1; i < st->n_budgets; i++) {
+		struct proc_budget *b = &st->budgets[i];
+		if (b->window + idle < st->newest_window)
+			continue;
+		st->budgets[k] = *b;
+		struct cpa_htab_probe pr;
+		uint32_t pid = b->pid;
+		for (uint32_t id = cpa_htab_first(&st->budget_index,
+						  cpa_hash(&pid, 4, 0), &pr);
+		     id; id = cpa_htab_next(&st->budget_index, &pr))
+			;
+		cpa_htab_add(&st->budget_index, &pr, (uint32_t)k);
+		k++;
+	}
+	st->n_budgets = k;
+}
+
+/* The budget of pid for the window starting at start, refilled for the
+ * windows since it was last charged. */
+static struct proc_budget *budget_of(struct store *st, uint32_t pid,
+				     uint64_t start)
+{
+	const uint64_t rate = st->o->max_proc_bytes;
+	const uint64_t full = rate * BUDGET_WINDOWS;
+	struct cpa_htab_probe pr;
+	uint64_t h = cpa_hash(&pid, 4, 0);
+	if (start > st->newest_window)
+		st->newest_window = start;
+	for (uint32_t id = cpa_htab_first(&st->budget_index, h, &pr); id;
+	     id = cpa_htab_next(&st->budget_index, &pr)) {
+		struct proc_budget *b = &st->budgets[id];
+		if (b->pid != pid)
+			continue;
+		/* a late part of an older window counts with the newest */
+		if (start > b->window) {
+			uint64_t windows = (start - b->window) /
+					   st->o->interval_ns;
+			b->bytes = windows >= BUDGET_WINDOWS ||
+						   b->bytes + windows * rate > full
+					   ? full
+					   : b->bytes + windows * rate;
+			b->window = start;
+			b->stacks = 0;
+			b->added = 0;
+		}
+		return b;
+	}
+	if (st->n_budgets > 4096 && st->n_budgets == st->cap_budgets) {
+		budgets_sweep(st);
+		cpa_htab_first(&st->budget_index, h, &pr);
+		while (cpa_htab_next(&st->budget_index, &pr))
+			;
+	}
+	if (!st->n_budgets)
+		st->n_budgets = 1;
+	CPA_GROW(st->budgets, st->cap_budgets, st->n_budgets + 1);
+	uint32_t id = (uint32_t)st->n_budgets++;
+	st->budgets[id] = (struct proc_budget){.pid = pid, .window = start,
+					       .bytes = full};
+	cpa_htab_add(&st->budget_index, &pr, id);
+	return &st->budgets[id];
+}
+
+static bool string_mapped(const struct store *st, uint32_t id)
+{
+	return !id || (id < st->str_map_n && st->str_map[id]);
+}
+
+static bool within_budget(const struct store_opts *o,
+			  const struct proc_budget *pb, uint64_t cost)
+{
+	return (!o->max_proc_stacks || pb->stacks < o->max_proc_stacks) &&
+	       (!o->max_proc_bytes || cost <= pb->bytes);
+}
+
+/* Bytes the dictionary of the segment grows by when it takes the input
+ * stack id: its new strings, and the stack when it is new. */
+static uint64_t stack_cost(const struct store *st, const struct input *in,
+			   uint32_t id)
+{
+	if (id < st->stk_map_n && st->stk_map[id])
+		return 0;
+	uint32_t n, len;
+	const uint32_t *f = input_stack(in, id, &n);
+	uint64_t cost = 2 + 2 * (uint64_t)(f ? n : 0);
+	for (uint32_t i = 0; f && i < n; i++)
+		if (!string_mapped(st, f[i]) && input_string(in, f[i], &len))
+			cost += len + 2;
+	return cost;
+}
+
+static uint32_t over_budget(struct store *st, const struct input *in,
+			    const struct wentry *e, uint64_t cost)
+{
+	uint32_t len = 0;
+	const char *comm = e->ls.comm ? input_string(in, e->ls.comm, &len)
+				      : NULL;
+	char name[64];
+	snprintf(name, sizeof(name), "%.*s", comm ? (int)len : 0,
+		 comm ? comm : "");
+	if (cpa_store_over_add(st->over, &st->n_over, e->ls.pid, name, 1,
+			       cost))
+		cpa_warn("pid %u (%s): over the budget of one process in one "
+			 "window (--max-process-stacks %llu, "
+			 "--max-process-bytes %llu); its further stacks in "
+			 "%s/%s are stored as [over budget], their weight kept",
+			 e->ls.pid, name,
+			 (unsigned long long)st->o->max_proc_stacks,
+			 (unsigned long long)st->o->max_proc_bytes, st->o->dir,
+			 cpa_segment_name(st->cur));
+	st->over_changed = true;
+	st->over_stacks++;
+	st->over_bytes += cost;
+	uint32_t f = cpa_segment_string(st->cur, "[over budget]", 13);
+	return cpa_segment_stack(st->cur, &f, 1);
+}
+
 static int window_cmp(const void *a, const void *b)
 {
 	const struct window *x = *(struct window *const *)a;
@@ -338,6 +496,9 @@ static int append_group(struct store *st, struct input *in, struct window **w,
 			nb++;
 		}
 		struct cpa_store_window *bw = &st->batch[nb - 1];
+		/* an import of folded text is the user's own: no budget */
+		bool budget = !in->folded && (st->o->max_proc_bytes ||
+					      st->o->max_proc_stacks);
 		for (uint32_t k = 0; k < w[i]->n; k++) {
 			const struct wentry *e = &w[i]->e[k];
 			struct cpa_store_labelset ls = e->ls;
@@ -345,9 +506,27 @@ static int append_group(struct store *st, struct input *in, struct window **w,
 			ls.thread = map_string(st, in, ls.thread);
 			ls.container = map_string(st, in, ls.container);
 			ls.env = map_string(st, in, ls.env);
+			uint32_t stack;
+			if (!budget) {
+				stack = map_stack(st, in, e->stack);
+			} else {
+				struct proc_budget *pb = budget_of(
+					st, e->ls.pid, w[i]->start_ns);
+				uint64_t cost = stack_cost(st, in, e->stack);
+				if (within_budget(st->o, pb, cost)) {
+					stack = map_stack(st, in, e->stack);
+					pb->stacks++;
+					pb->bytes -= st->o->max_proc_bytes ? cost : 0;
+					pb->added += cost;
+					if (pb->added > st->proc_window_max)
+						st->proc_window_max = pb->added;
+				} else {
+					stack = over_budget(st, in, e, cost);
+				}
+			}
 			bw->e[bw->n++] = (struct cpa_store_entry){
 				.labelset = cpa_segment_labelset(st->cur, &ls),
-				.stack = map_stack(st, in, e->stack),
+				.stack = stack,
 				.weight = e->weight,
 			};
 			used++;
@@ -395,7 +574,7 @@ int store_write(struct store *st, struct input *in, struct window **w,
 	/* At most this many windows per block, so that a block stays as
 	 * fine-grained for queries when replaying as when live. */
 	size_t per_block = (size_t)(st->o->flush_ns / st->o->interval_ns);
-	if (per_block < 1)
+	if (per_block < 1 || st->failed)
 		per_block = 1;
 	size_t i = 0;
 	while (i < n) {
@@ -409,7 +588,18 @@ int store_write(struct store *st, struct input *in, struct window **w,
 			int r = store_write_lost(st, in, err, errlen);
 			if (r)
 				return r;
-			close_current(st);
+			close_current(st, false);
+		}
+		/* After a failed write (a full disk) the dictionary entries of
+		 * every window tried stay pending in the segment writer, those
+		 * of windows the backlog dropped since included, and the next
+		 * block would carry them all: larger than the space that comes
+		 * back, it would never fit. A new segment holds only what the
+		 * windows written from now on name, one window a block until a
+		 * write succeeds. */
+		if (st->cur && st->failed) {
+			bool kept = store_write_lost(st, in, err, errlen) == 0;
+			close_current(st, !kept);
 		}
 		if (!st->cur) {
 			int r = open_segment(st, in, period, err, errlen);
@@ -438,6 +628,7 @@ int store_write(struct store *st, struct input *in, struct window **w,
 			j++;
 		}
 		int r = append_group(st, in, w + i, j - i, err, errlen);
+		st->failed = r != 0;
 		if (r)
 			return r;
 		i = j;
@@ -457,7 +648,7 @@ void store_note_lost(struct store *st, uint64_t time_ns, uint64_t count)
 int store_write_lost(struct store *st, struct input *in, char *err,
 		     size_t errlen)
 {
-	if (!st->lost_changed)
+	if (!st->lost_changed && !st->over_changed)
 		return 0;
 	if (!st->cur) {
 		uint64_t from = st->lost[0].from;
@@ -471,6 +662,7 @@ int store_write_lost(struct store *st, struct input *in, char *err,
 	free(meta);
 	if (!r) {
 		st->lost_changed = false;
+		st->over_changed = false;
 		in->meta_changed = false;
 	}
 	return r;
@@ -514,19 +706,35 @@ void store_retention(struct store *st, uint64_t now_ns)
 		}
 	}
 	if (o->max_size) {
-		while (st->n_old && store_bytes(st) > o->max_size)
+		while (st->n_old && store_bytes(st) > o->max_size) {
+			/* history that --retain would keep: the store is too
+			 * small for what comes in, or something floods it */
+			if (o->retain_ns && st->old[0].max_end + o->retain_ns >
+						     now_ns) {
+				char t[40];
+				cpa_format_time(st->old[0].max_end, t, sizeof(t));
+				cpa_warn("%s/%s: deleted with history up to %s, "
+					 "younger than --retain: the store is "
+					 "over --max-size (%llu bytes)", o->dir,
+					 st->old[0].name, t,
+					 (unsigned long long)o->max_size);
+				st->segments_deleted_early++;
+			}
 			delete_old(st, 0, "store over --max-size");
+		}
 	}
 }
 
 void store_close(struct store *st)
 {
-	close_current(st);
+	close_current(st, false);
 	free(st->old);
 	free(st->str_map);
 	free(st->stk_map);
 	free(st->batch);
 	free(st->pool);
+	free(st->budgets);
+	cpa_htab_free(&st->budget_index);
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);	/* releases the flock */
 }

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "log.h"
 #include "selfstats.h"
@@ -98,7 +99,14 @@ int unwind_stream(struct unwinder *u, struct output *out,
 				/* Keep what came and say where it stopped;
 				 * downstream sees the gap as a lost record. */
 				cpa_reader_warn_unended(r, "upstream cut off");
+				/* how many is not known: the count is 0,
+				 * and the time is when the cut was seen */
+				struct timespec now;
+				clock_gettime(CLOCK_REALTIME, &now);
 				struct cpa_lost l = {
+					.time_ns = (uint64_t)now.tv_sec *
+							   1000000000u +
+						   (uint64_t)now.tv_nsec,
 					.reason = CPA_LOST_UPSTREAM,
 					.cpu = UINT32_MAX,
 				};

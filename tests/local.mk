@@ -97,9 +97,10 @@ TESTS += tests/bats/fuzz.bats tests/bats/stream.bats tests/bats/pipeline.bats \
 	tests/bats/monitor.bats tests/bats/install.bats tests/bats/owners.bats \
 	tests/bats/cpa-show.bats tests/bats/cpa-compat.bats
 # Hostile names, store floods and loss markers (tests/hostile/)
-TESTS += tests/bats/hostile-names.bats
+TESTS += tests/bats/hostile-names.bats tests/bats/store-hostile.bats
 EXTRA_DIST += tests/bats/hostile-names.bats tests/hostile/hostile_names.py \
-	tests/hostile/names_clean.py
+	tests/hostile/names_clean.py tests/bats/store-hostile.bats \
+	tests/hostile/py_flood.py
 # Python frames: every CPython on the machine (tests/workloads/py_chain.py)
 TESTS += tests/bats/python.bats
 EXTRA_DIST += tests/workloads/py_chain.py

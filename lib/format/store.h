@@ -28,7 +28,7 @@
 #include "symstream.h"
 
 #define CPA_STORE_MAJOR 1
-#define CPA_STORE_MINOR 1
+#define CPA_STORE_MINOR 2
 
 #define CPA_STORE_FILE_HEADER 64	/* header of index, dict and data */
 #define CPA_STORE_INDEX_ENTRY 64
@@ -168,6 +168,32 @@ void cpa_store_lost_format(const struct cpa_store_lost *r, size_t n,
 /* Appends the runs of a meta value to *r (grown as needed). 0, or -1 with
  * err naming the run that is malformed. */
 int cpa_store_lost_parse(const char *value, struct cpa_store_lost **r,
+			 size_t *n, size_t *cap, char *err, size_t errlen);
+
+/*
+ * Processes that went over cpa-store's per-window budget: how many of
+ * their distinct stacks were stored as one "[over budget]" stack instead,
+ * and how many bytes of new names that kept out of the segment. Kept in a
+ * segment's meta as "over_budget=PID:STACKS:BYTES:COMM,..." (format 1.2),
+ * COMM last with ',' and '%' written %2C and %25; "0:...:(others)" sums
+ * the processes past CPA_STORE_OVER_MAX - 1.
+ */
+struct cpa_store_over {
+	uint32_t pid;
+	uint64_t stacks, bytes;
+	char comm[64];
+};
+#define CPA_STORE_OVER_MAX 64	/* at most 128 bytes a process in meta */
+/* Counts stacks and bytes over budget for pid (comm: a clean name) in
+ * r[0..*n), room for CPA_STORE_OVER_MAX. True when pid got a place of
+ * its own just now. */
+bool cpa_store_over_add(struct cpa_store_over *r, size_t *n, uint32_t pid,
+			const char *comm, uint64_t stacks, uint64_t bytes);
+void cpa_store_over_format(const struct cpa_store_over *r, size_t n,
+			   struct cpa_buf *out);
+/* Appends the processes of a meta value to *r (grown as needed), adding
+ * to one of the same pid and comm. 0, or -1 with err. */
+int cpa_store_over_parse(const char *value, struct cpa_store_over **r,
 			 size_t *n, size_t *cap, char *err, size_t errlen);
 
 /* "20261130T060000Z" for a UTC time; with seq > 0, "...Z-seq". */

@@ -659,8 +659,107 @@ int cpa_store_lost_parse(const char *value, struct cpa_store_lost **r,
 		    l.from >= l.to)
 			return cpa_fail(err, errlen, "lost run %u: expected "
 					"FROM-TO:COUNT with FROM < TO", k);
+		/* a run of no sample says nothing: writers before 1.2 noted
+		 * one at the epoch when their upstream was cut off */
+		if (!l.count)
+			continue;
 		CPA_GROW(*r, *cap, *n + 1);
 		(*r)[(*n)++] = l;
+	}
+	return 0;
+}
+
+/* ---- processes over budget ---------------------------------------------- */
+
+bool cpa_store_over_add(struct cpa_store_over *r, size_t *n, uint32_t pid,
+			const char *comm, uint64_t stacks, uint64_t bytes)
+{
+	static const char others[] = "(others)";
+	bool is_new = false;
+	size_t i = 0;
+	while (i < *n && (r[i].pid != pid || strcmp(r[i].comm, comm)))
+		i++;
+	if (i == *n && *n + 1 < CPA_STORE_OVER_MAX) {
+		r[i] = (struct cpa_store_over){.pid = pid};
+		snprintf(r[i].comm, sizeof(r[i].comm), "%s", comm);
+		(*n)++;
+		is_new = true;
+	} else if (i == *n) {
+		/* the last place sums the processes past the others */
+		i = 0;
+		while (i < *n && (r[i].pid || strcmp(r[i].comm, others)))
+			i++;
+		if (i == *n) {
+			r[i] = (struct cpa_store_over){.pid = 0};
+			memcpy(r[i].comm, others, sizeof(others));
+			(*n)++;
+		}
+	}
+	r[i].stacks += stacks;
+	r[i].bytes += bytes;
+	return is_new;
+}
+
+void cpa_store_over_format(const struct cpa_store_over *r, size_t n,
+			   struct cpa_buf *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		cpa_buf_reserve(out, 64);
+		out->len += (size_t)snprintf((char *)out->p + out->len, 64,
+					     "%s%u:%llu:%llu:", i ? "," : "",
+					     r[i].pid,
+					     (unsigned long long)r[i].stacks,
+					     (unsigned long long)r[i].bytes);
+		for (const char *c = r[i].comm; *c; c++) {
+			if (*c == ',' || *c == '%') {
+				char e[4];
+				snprintf(e, sizeof(e), "%%%02X",
+					 (unsigned char)*c);
+				cpa_buf_add(out, e, 3);
+			} else {
+				cpa_buf_add(out, c, 1);
+			}
+		}
+	}
+}
+
+int cpa_store_over_parse(const char *value, struct cpa_store_over **r,
+			 size_t *n, size_t *cap, char *err, size_t errlen)
+{
+	const char *p = value;
+	for (unsigned k = 1; *p; k++) {
+		uint64_t pid, stacks, bytes;
+		if (!lost_number(&p, ':', &pid) || pid > UINT32_MAX ||
+		    !lost_number(&p, ':', &stacks) ||
+		    !lost_number(&p, ':', &bytes))
+			return cpa_fail(err, errlen, "over_budget process %u: "
+					"expected PID:STACKS:BYTES:COMM", k);
+		char comm[64];
+		size_t len = 0;
+		for (; *p && *p != ','; p++) {
+			unsigned x;
+			char c = *p;
+			if (c == '%' && sscanf(p + 1, "%2x", &x) == 1) {
+				c = (char)x;
+				p += 2;
+			}
+			if (len + 1 < sizeof(comm))
+				comm[len++] = c;
+		}
+		comm[len] = 0;
+		if (*p == ',')
+			p++;
+		size_t i = 0;
+		while (i < *n && ((*r)[i].pid != pid || strcmp((*r)[i].comm, comm)))
+			i++;
+		if (i == *n) {
+			CPA_GROW(*r, *cap, *n + 1);
+			(*r)[i] = (struct cpa_store_over){.pid = (uint32_t)pid};
+			memcpy((*r)[i].comm, comm, len + 1);
+			(*n)++;
+		}
+		(*r)[i].stacks += stacks;
+		(*r)[i].bytes += bytes;
 	}
 	return 0;
 }

@@ -61,8 +61,16 @@ static int write_meta(struct cpa_segment_writer *sw, const char *extra,
 			 (unsigned long long)sw->interval_ns,
 			 (unsigned long long)cpa_now_ns());
 	size_t elen = extra ? strlen(extra) : 0;
-	if ((size_t)n + elen > CPA_STORE_META_MAX)
+	if ((size_t)n + elen > CPA_STORE_META_MAX) {
+		/* the writer bounds what it gives; if it still did not fit,
+		 * whole lines go, never half of one */
 		elen = CPA_STORE_META_MAX - (size_t)n;
+		while (elen && extra[elen - 1] != '\n')
+			elen--;
+		cpa_warn("%s/meta: %zu bytes over %u, cut", sw->path,
+			 (size_t)n + strlen(extra) - CPA_STORE_META_MAX,
+			 CPA_STORE_META_MAX);
+	}
 	int fd = openat(sw->dirfd, "meta.tmp",
 			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0)

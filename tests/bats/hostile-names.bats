@@ -15,6 +15,8 @@ load serve_helper
 
 F=$BATS_FILE_TMPDIR
 AS_NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+# Debian's interpreter: one that nobody may run
+PY=/usr/bin/python3
 UNWIND_CAPS=(setpriv --bounding-set=-all,+sys_ptrace,+dac_read_search,+syslog --)
 CHECK=(python3 "$CPA_SRCDIR/tests/hostile/names_clean.py")
 ESC=$'\x1b'
@@ -58,7 +60,7 @@ setup_file() {
 	chmod 755 "$nb"
 	"$CPA_BUILDDIR/tests/hostile/hostile-elf" --name "$SYM" "$nb/names.so"
 	chmod 644 "$nb/names.so"
-	bg py env CPA_TENANT="$TENANT" python3 "$CPA_SRCDIR/tests/hostile/hostile_names.py" 300
+	bg py env CPA_TENANT="$TENANT" "$PY" "$CPA_SRCDIR/tests/hostile/hostile_names.py" 300
 	bg elf env CPA_TENANT="$TENANT" "$CPA_BUILDDIR/tests/hostile/hostile-spin" "$nb/names.so"
 	bg jit "$WL/anon_exec"
 	local jit_pid code

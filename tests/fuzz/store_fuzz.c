@@ -98,6 +98,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (cpa_store_meta_parse((const char *)data, size, &kv, err,
 				 sizeof(err)) == 0)
 		cpa_store_meta_free(kv);
+	/* the meta values with lists in them: lost runs, processes over
+	 * budget (and what the reader makes of them is clean) */
+	char *text = malloc(size + 1);
+	if (!text)
+		abort();
+	memcpy(text, data, size);
+	text[size] = 0;
+	struct cpa_store_lost *lost = NULL;
+	struct cpa_store_over *over = NULL;
+	size_t nl = 0, capl = 0, no = 0, capo = 0;
+	cpa_store_lost_parse(text, &lost, &nl, &capl, err, sizeof(err));
+	cpa_store_over_parse(text, &over, &no, &capo, err, sizeof(err));
+	for (size_t i = 0; i < no; i++)
+		if (strlen(over[i].comm) >= sizeof(over[i].comm))
+			abort();
+	free(lost);
+	free(over);
+	free(text);
 	struct cpa_store_dict sd;
 	cpa_store_dict_init(&sd);
 	cpa_store_dict_decode(&sd, data, size, err, sizeof(err));

@@ -7,13 +7,15 @@
  * Input lines (fields separated by single spaces, the stack last):
  *   TIME_NS KIND PID TID CPU COMM THREAD WEIGHT frame;frame;leaf
  *     (KIND may end in +free and +estimate, the sample flags)
- *   lost COUNT
+ *   lost COUNT [TIME_NS]
  *   raw COUNT        (COUNT unsymbolized samples, as cpa-capture writes)
  *   meta KEY VALUE
  *   container PATH   (the container-or-cgroup label of later samples;
  *                    "container -" for none)
  *   env VALUE        (their env label; "env -" for none)
  *   noend            (leave out the END record: a truncated stream)
+ *   flush            (write out what the lines so far made, now: a test
+ *                    feeds a reader by steps)
  *   escapes          (from here on, "\xNN" in names, container and env
  *                    values is the byte NN, "\\" a backslash: names
  *                    no writer of cpa would write)
@@ -76,12 +78,19 @@ int main(int argc, char **argv)
 			end = 0;
 			continue;
 		}
+		if (!strcmp(line, "flush")) {
+			if (cpa_writer_flush(&sw.w) < 0)
+				cpa_die("write failed");
+			continue;
+		}
 		if (!strcmp(line, "escapes")) {
 			escapes = 1;
 			continue;
 		}
-		if (sscanf(line, "lost %llu", &count) == 1) {
-			struct cpa_lost l = { .count = count, .reason = CPA_LOST_RINGBUF,
+		unsigned long long lt = 0;
+		if (sscanf(line, "lost %llu %llu", &count, &lt) >= 1) {
+			struct cpa_lost l = { .time_ns = lt, .count = count,
+					      .reason = CPA_LOST_RINGBUF,
 					      .cpu = UINT32_MAX };
 			cpa_write_lost(&sw.w, &l);
 			continue;

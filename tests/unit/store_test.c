@@ -292,6 +292,49 @@ static void test_list_order(const char *dir)
 	free(names);
 }
 
+/* Processes over budget: summed by pid and comm, the rest in one place,
+ * read back whatever their names hold. */
+static void test_over(void)
+{
+	struct cpa_store_over r[CPA_STORE_OVER_MAX];
+	size_t n = 0;
+	char err[160];
+	CHECK(cpa_store_over_add(r, &n, 42, "py,th%n", 3, 100));
+	CHECK(!cpa_store_over_add(r, &n, 42, "py,th%n", 2, 50));
+	for (uint32_t pid = 100; pid < 200; pid++)
+		cpa_store_over_add(r, &n, pid, "x", 1, 1);
+	CHECK(n == CPA_STORE_OVER_MAX);
+	CHECK(r[0].stacks == 5 && r[0].bytes == 150);
+	CHECK(r[n - 1].pid == 0 && !strcmp(r[n - 1].comm, "(others)"));
+	CHECK(r[n - 1].stacks == 100 - (CPA_STORE_OVER_MAX - 2));
+	struct cpa_buf b = {0};
+	cpa_store_over_format(r, n, &b);
+	cpa_buf_add(&b, "", 1);
+	CHECK(!strncmp((char *)b.p, "42:5:150:py%2Cth%25n,100:1:1:x,", 31));
+	CHECK(b.len < CPA_STORE_OVER_MAX * 128);
+	struct cpa_store_over *back = NULL;
+	size_t nb = 0, cap = 0;
+	CHECK(cpa_store_over_parse((char *)b.p, &back, &nb, &cap, err,
+				   sizeof(err)) == 0);
+	CHECK(nb == n && back[0].pid == 42 && !strcmp(back[0].comm, "py,th%n"));
+	/* a second segment's adds to the same process */
+	CHECK(cpa_store_over_parse("42:1:1:py%2Cth%25n", &back, &nb, &cap, err,
+				   sizeof(err)) == 0);
+	CHECK(nb == n && back[0].stacks == 6);
+	CHECK(cpa_store_over_parse("42:x", &back, &nb, &cap, err,
+				   sizeof(err)) == -1);
+	free(back);
+	cpa_buf_free(&b);
+
+	/* a run of no sample, as writers before 1.2 left at the epoch */
+	struct cpa_store_lost *l = NULL;
+	size_t nl = 0, capl = 0;
+	CHECK(cpa_store_lost_parse("0-1000000000:0,5-6:3", &l, &nl, &capl, err,
+				   sizeof(err)) == 0);
+	CHECK(nl == 1 && l[0].from == 5 && l[0].count == 3);
+	free(l);
+}
+
 /* A segment an older cpa-store wrote with the names of an older
  * cpa-unwind: the reader hands out clean names (lib/base/name.h). */
 static void test_unclean_names(const char *dir)
@@ -331,6 +374,7 @@ int main(void)
 {
 	test_codec();
 	test_lost();
+	test_over();
 	char dir[] = "/tmp/store_test.XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
