@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # Names a process chooses, built to forge folded lines and terminal
 # escapes: its comm ("A 999999999999\n", a line with a count of 10^12),
-# thread names, Python qualnames and file names, an env value, the symbol
-# of an object it maps and the name its perf map gives JIT code. Three
+# thread names, Python qualnames and file names, an env value, its cgroup,
+# the symbol of an object it maps and the name its perf map gives JIT code. Three
 # such processes run as nobody under one live capture; every output
 # (cpa-unwind --folded, the store through cpa-query's folded, stream and
 # pprof, every cpa-render format, cpa-serve's history and job results)
@@ -62,6 +62,17 @@ setup_file() {
 	chmod 644 "$nb/names.so"
 	bg py env CPA_TENANT="$TENANT" "$PY" "$CPA_SRCDIR/tests/hostile/hostile_names.py" 300
 	bg elf env CPA_TENANT="$TENANT" "$CPA_BUILDDIR/tests/hostile/hostile-spin" "$nb/names.so"
+	# a cgroup named to forge: anyone with a delegated subtree (a
+	# user's systemd manager gives one) may name theirs so
+	local cgroot
+	cgroot=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -n "$cgroot" ]; then
+		local cg="cpa-names-$$-"$'\x1b]0;x\x07;evil 12'
+		mkdir "$cgroot/$cg"
+		printf '%s\n' "$cgroot/$cg" >"$F/cgroup.dir"
+		cat "$F/elf.pid" >"$cgroot/$cg/cgroup.procs"
+		echo "[cgroup /cpa-names-$$-_]0_x__evil_12]" >"$F/cgroup.label"
+	fi
 	bg jit "$WL/anon_exec"
 	local jit_pid code
 	jit_pid=$(cat "$F/jit.pid")
@@ -92,6 +103,11 @@ teardown_file() {
 	for p in $(cat "$F/bg.pids" 2>/dev/null); do kill "$p" 2>/dev/null || true; done
 	rm -f "$(cat "$F/perfmap" 2>/dev/null)"
 	[ ! -s "$F/nobody.dir" ] || rm -rf "$(cat "$F/nobody.dir")"
+	if [ -s "$F/cgroup.dir" ]; then
+		local cg
+		cg=$(cat "$F/cgroup.dir")
+		wait_for 10 rmdir "$cg" 2>/dev/null || true
+	fi
 	serve_stop
 }
 
@@ -132,6 +148,10 @@ frames() { tr ';' '\n' <"$1" | sed 's/ [0-9]*$//' | sort -u; }
 	grep -qE '^rev___esrever___line___ \(/tmp/_del\.py:[0-9]+\)_\[py\]$' "$T/frames"
 	grep -qxF 'sym_[5m_blink_123456789' "$T/frames"
 	grep -qxF 'jit_]8__x_link 42_[j]' "$T/frames"
+	if [ -s "$F/cgroup.label" ]; then
+		cpa-query --dir "$F/store" --labels cgroup --pid "$(cat "$F/elf.pid")" >"$T/cg.folded"
+		grep -qF "$(cat "$F/cgroup.label");" "$T/cg.folded"
+	fi
 	run ! grep -q "$ESC" "$T/q.folded"
 	# cpa-unwind counted what it cleaned
 	run awk -F= '$1 == "names_cleaned" { print $2 }' "$F/unwind.stats"
