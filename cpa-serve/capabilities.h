@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* GET /v1/profiling/capabilities: what jobs this host can run. */
+/*
+ * GET /v1/profiling/capabilities (HUATUO's static table, from spec.c's
+ * rows) and what the host's kernel offers (cpa-capture --features, run
+ * once at start, shown by GET /version).
+ */
 #ifndef CPA_SERVE_CAPABILITIES_H
 #define CPA_SERVE_CAPABILITIES_H
 
-#include "jobs.h"
+#include <stddef.h>
 
-/*
- * Builds the answer from cpa-capture --features (run once, at start)
- * and the job table. Returns it as JSON text (malloc'd); NULL with err
- * when cpa-capture cannot say.
- */
-char *capabilities_probe(const struct serve_limits *lim, char *err,
-			 size_t errlen);
+#include <json-c/json.h>
+
+/* {"items": [...]}: the nine rows in HUATUO's shape. */
+json_object *capabilities_json(void);
+
+/* {"kernel": ..., "features": {...}} from cpa-capture --features, as
+ * JSON text (malloc'd); NULL with err when cpa-capture cannot say. */
+char *capabilities_probe(char *err, size_t errlen);
 
 #endif

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "errors.h"
 #include "history.h"
-#include "jobs.h"
 #include "log.h"
 #include "run.h"
 
@@ -43,10 +43,11 @@ static int bad_request(json_object **err_out, const char *field,
 	char msg[512];
 	va_list ap;
 
+	(void)field;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	*err_out = json_error(msg, field);
+	*err_out = api_error("invalid_request", msg);
 	return 400;
 }
 
@@ -112,15 +113,18 @@ int history_answer(const char *dir, const struct query_arg *args, size_t n,
 	rargv[1] = owned[n_owned++];
 	rargv[2] = NULL;
 
-	if (run_pipeline(qargv, formats[f].rendered ? rargv : NULL, -1,
+	if (run_pipeline(qargv, formats[f].rendered ? rargv : NULL, -1, -1,
 			 HISTORY_MAX_BYTES, lim, &r) < 0) {
 		/* cpa-query says 2 for a bad option value: the client's */
 		bool client = WIFEXITED(r.status[0]) &&
 			      WEXITSTATUS(r.status[0]) == 2;
 
-		*err_out = json_error(r.err, NULL);
 		code = r.hit == CPA_LIMIT_WALL ? 503
 		       : r.hit || r.over ? 413 : client ? 400 : 500;
+		*err_out = api_error(code == 503 ? "service_unavailable"
+				     : code == 413 ? "result_too_large"
+				     : code == 400 ? "invalid_request"
+				     : "internal_error", r.err);
 		run_result_free(&r);
 	} else {
 		*body = r.out;

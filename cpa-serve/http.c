@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Routes and replies. Every request is authenticated before anything
- * else is looked at; a body is read only up to the configured size (a
- * declared larger one is refused before a byte of it is read); a path is
- * matched segment by segment against the routes, so nothing in it ever
- * reaches the file system: job ids are 16 hex digits and result names
- * come from a table.
+ * The HTTP side: the gate's connections (gate.c) served by libmicrohttpd
+ * daemons, one per thread, and each request's life. Once its header is
+ * in, a request goes through HUATUO's checks in HUATUO's order:
+ * authentication (401) unless the path is public, the route (404, 405),
+ * permission (403), then the body's presence, type and declared size
+ * (400, 415, 413); its body is read only after those, and only up to
+ * --max-body; then the route's handler answers (api.c). Every JSON
+ * answer is the envelope of errors.h. A path or query value with a NUL
+ * or another control character, escaped or not, is refused (400).
  */
 #include <config.h>
 
@@ -21,24 +24,20 @@
 
 #include <microhttpd.h>
 
+#include "api.h"
 #include "auth.h"
+#include "errors.h"
 #include "gate.h"
 #include "history.h"
 #include "http.h"
 #include "jobs.h"
 #include "log.h"
 #include "offload.h"
-#include "results.h"
-#include "spec.h"
-#include "state.h"
 
-#define MAX_SEGMENTS 6
-#define RAW_DEFAULT_LIMIT 1000
-#define RAW_MAX_LIMIT 100000
 /* Most of a refused body read before the connection is dropped. */
 #define DRAIN_MAX (16u << 20)
-
 #define MAX_DAEMONS 64
+#define MAX_PATH 2048
 
 /* One daemon per HTTP thread: the gate hands each new connection to the
  * next, as a thread pool would. */
@@ -46,6 +45,11 @@ static struct MHD_Daemon *daemons[MAX_DAEMONS];
 static unsigned n_daemons, next_daemon;
 static int listen_fd = -1;
 static struct http_config cfg;
+
+/* Per connection: what the unescaping saw of the request being read. */
+struct conn_ctx {
+	bool bad_byte;
+};
 
 /* A history request answered off the HTTP threads (offload.h). */
 struct history_task {
@@ -61,27 +65,40 @@ struct history_task {
 };
 
 struct request {
+	struct api_request api;
+	char path[MAX_PATH];
+	char segs[MAX_PATH];	/* path, cut into api.seg */
+	struct query_args args;
 	struct cpa_buf body;
 	size_t drained;		/* bytes of body read, kept or not */
 	bool too_big;
+	bool answered;		/* a refusal was queued before the body */
 	struct history_task *task;
 };
 
 static enum MHD_Result send_response(struct MHD_Connection *c, int code,
-				     struct MHD_Response *r)
+				     struct MHD_Response *r, bool close)
 {
 	enum MHD_Result ret;
 
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (close)
+		MHD_add_response_header(r, "Connection", "close");
+	api_count(code);
 	ret = MHD_queue_response(c, (unsigned)code, r);
 	MHD_destroy_response(r);
 	return ret;
 }
 
-static enum MHD_Result reply_json(struct MHD_Connection *c, int code,
-				  json_object *o)
+/* A JSON body; a refusal before the body was read closes the
+ * connection (the rest of a body is never read), and so does a 401:
+ * only a client that showed a token keeps its connection, an idle one
+ * being a slot an attacker would otherwise keep for free. */
+static enum MHD_Result reply_json_at(struct MHD_Connection *c, int code,
+				     json_object *o, const char *allow,
+				     bool close, const char *location)
 {
 	const char *text = json_object_to_json_string_ext(o,
 		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -97,157 +114,135 @@ static enum MHD_Result reply_json(struct MHD_Connection *c, int code,
 		free(copy);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	/* only a client that has shown the token keeps its connection: an
-	 * idle one is a slot an attacker would otherwise keep for free */
-	if (code == 401) {
-		MHD_add_response_header(r, "WWW-Authenticate",
-					"Bearer realm=\"cpa\"");
-		MHD_add_response_header(r, "Connection", "close");
-	}
-	if (code == 405)
-		MHD_add_response_header(r, "Allow", "GET, POST");
-	return send_response(c, code, r);
+	MHD_add_response_header(r, "Content-Type",
+				"application/json; charset=utf-8");
+	if (code == 401)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+	if (allow)
+		MHD_add_response_header(r, "Allow", allow);
+	if (location && location[0])
+		MHD_add_response_header(r, "Location", location);
+	return send_response(c, code, r, close || code == 401);
 }
 
-static enum MHD_Result reply_error(struct MHD_Connection *c, int code,
-				   const char *message, const char *field)
+static enum MHD_Result reply_json(struct MHD_Connection *c, int code,
+				  json_object *o, const char *allow,
+				  bool close)
 {
-	return reply_json(c, code, json_error(message, field));
+	return reply_json_at(c, code, o, allow, close, NULL);
 }
 
-static enum MHD_Result unknown_param(struct MHD_Connection *c,
-				     const char *key)
+static enum MHD_Result refuse(struct MHD_Connection *c, struct request *rq,
+			      const char *code, const char *message,
+			      const char *allow)
 {
-	char msg[300];
-
-	snprintf(msg, sizeof(msg), "unknown parameter '%.200s'", key);
-	return reply_error(c, 400, msg, key);
+	rq->answered = true;
+	return reply_json(c, api_status(code), api_error(code, message), allow,
+			  true);
 }
 
-static enum MHD_Result reply_file(struct MHD_Connection *c, const char *dir,
-				  const struct result_format *f)
+static enum MHD_Result reply_file(struct MHD_Connection *c, const char *path,
+				  const char *content_type)
 {
-	char path[4400];
-	struct stat st;
 	struct MHD_Response *r;
-	int fd;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, f->file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
 		if (fd >= 0)
 			close(fd);
-		return reply_error(c, 500, "the result file is missing", NULL);
+		return reply_json(c, 500, api_error("internal_error", NULL),
+				  NULL, false);
 	}
 	r = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
 	if (!r) {
 		close(fd);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, "Content-Type", f->content_type);
-	return send_response(c, 200, r);
+	MHD_add_response_header(r, "Content-Type", content_type);
+	return send_response(c, 200, r, false);
 }
 
-/* The query string's arguments, in order. */
-struct args {
-	struct query_arg v[40];
-	size_t n;
-	bool overflow;
+/* A raw page: prefix, the window files joined by commas, suffix. */
+struct raw_reader {
+	struct raw_page page;
+	size_t file, part;	/* part 0: comma, 1: file */
+	uint64_t in_file;
+	size_t prefix_at, suffix_at;
 };
 
-static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind,
-				   const char *key, const char *value)
+static ssize_t copy_out(const char *s, size_t *at, char *buf, size_t max)
 {
-	struct args *a = cls;
+	size_t n = strlen(s + *at);
 
-	if (a->n == sizeof(a->v) / sizeof(a->v[0])) {
-		a->overflow = true;
+	if (n > max)
+		n = max;
+	memcpy(buf, s + *at, n);
+	*at += n;
+	return (ssize_t)n;
+}
+
+static ssize_t read_raw(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct raw_reader *r = cls;
+	struct raw_page *p = &r->page;
+
+	(void)pos;
+	if (r->prefix_at < strlen(p->prefix))
+		return copy_out(p->prefix, &r->prefix_at, buf, max);
+	while (r->file < p->n) {
+		ssize_t n;
+
+		if (r->part == 0) {
+			r->part = 1;
+			if (r->file > 0) {
+				buf[0] = ',';
+				return 1;
+			}
+		}
+		if (r->in_file < p->sizes[r->file]) {
+			uint64_t left = p->sizes[r->file] - r->in_file;
+
+			n = read(p->fds[r->file], buf, left < max ? left : max);
+			if (n <= 0)
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+			r->in_file += (uint64_t)n;
+			return n;
+		}
+		r->file++;
+		r->part = 0;
+		r->in_file = 0;
+	}
+	if (r->suffix_at < strlen(p->suffix))
+		return copy_out(p->suffix, &r->suffix_at, buf, max);
+	return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void free_raw(void *cls)
+{
+	struct raw_reader *r = cls;
+
+	raw_page_free(&r->page);
+	free(r);
+}
+
+static enum MHD_Result reply_raw(struct MHD_Connection *c,
+				 struct raw_page *page)
+{
+	struct raw_reader *rr = cpa_calloc(1, sizeof(*rr));
+	struct MHD_Response *r;
+
+	rr->page = *page;
+	memset(page, 0, sizeof(*page));
+	r = MHD_create_response_from_callback(rr->page.total, 65536, read_raw,
+					      rr, free_raw);
+	if (!r) {
+		free_raw(rr);
 		return MHD_NO;
 	}
-	a->v[a->n].key = key;
-	a->v[a->n].value = value ? value : "";
-	a->n++;
-	return MHD_YES;
-}
-
-/* A whole number parameter in [0, max]; -1 with a 400 queued. */
-static int uint_arg(const char *key, const char *value, unsigned long max,
-		    unsigned long *out)
-{
-	char *end;
-
-	if (!value[0] || value[0] == '-' || value[0] == '+')
-		return -1;
-	errno = 0;
-	*out = strtoul(value, &end, 10);
-	return errno || *end || *out > max ? -1 : 0;
-}
-
-static enum MHD_Result reply_raw(struct MHD_Connection *c, const char *dir,
-				 const struct args *a)
-{
-	unsigned long limit = RAW_DEFAULT_LIMIT, offset = 0;
-	char err[300], msg[320];
-	json_object *o;
-
-	for (size_t i = 0; i < a->n; i++) {
-		const char *k = a->v[i].key, *v = a->v[i].value;
-
-		if (!strcmp(k, "limit")) {
-			if (uint_arg(k, v, RAW_MAX_LIMIT, &limit) || !limit) {
-				snprintf(msg, sizeof(msg), "limit: expected "
-					 "1..%d", RAW_MAX_LIMIT);
-				return reply_error(c, 400, msg, k);
-			}
-		} else if (!strcmp(k, "offset")) {
-			if (uint_arg(k, v, 1ul << 40, &offset))
-				return reply_error(c, 400, "offset: expected "
-						   "a whole number", k);
-		} else {
-			return unknown_param(c, k);
-		}
-	}
-	o = results_raw(dir, offset, limit, err, sizeof(err));
-	if (!o)
-		return reply_error(c, 500, err, NULL);
-	return reply_json(c, 200, o);
-}
-
-static enum MHD_Result route_job(struct MHD_Connection *c, bool get,
-				 const char *id, const char *what,
-				 const struct args *a)
-{
-	const struct result_format *f;
-	json_object *o;
-	char dir[4300];
-	int code;
-
-	if (!what) {
-		if (!get)
-			return reply_error(c, 405, "use GET", NULL);
-		code = jobs_get(id, &o);
-		return reply_json(c, code, o);
-	}
-	if (!strcmp(what, "stop")) {
-		if (get)
-			return reply_error(c, 405, "use POST", NULL);
-		code = jobs_stop(id, &o);
-		return reply_json(c, code, o);
-	}
-	f = results_format(what);
-	if (!f)
-		return reply_error(c, 404, "no such resource", NULL);
-	if (!get)
-		return reply_error(c, 405, "use GET", NULL);
-	code = jobs_result_dir(id, dir, sizeof(dir), &o);
-	if (code != 200)
-		return reply_json(c, code, o);
-	if (!strcmp(f->endpoint, "raw"))
-		return reply_raw(c, dir, a);
-	if (a->n)
-		return unknown_param(c, a->v[0].key);
-	return reply_file(c, dir, f);
+	MHD_add_response_header(r, "Content-Type",
+				"application/json; charset=utf-8");
+	return send_response(c, 200, r, false);
 }
 
 static void history_work(void *arg)
@@ -280,7 +275,7 @@ static enum MHD_Result reply_task(struct MHD_Connection *c,
 		json_object *e = t->err;
 
 		t->err = NULL;
-		return reply_json(c, t->code, e);
+		return reply_json(c, t->code, e, NULL, false);
 	}
 	r = MHD_create_response_from_buffer(t->body.len, t->body.p,
 					    MHD_RESPMEM_MUST_FREE);
@@ -288,26 +283,25 @@ static enum MHD_Result reply_task(struct MHD_Connection *c,
 		return MHD_NO;
 	t->body = (struct cpa_buf){ 0 };
 	MHD_add_response_header(r, "Content-Type", t->ctype);
-	return send_response(c, 200, r);
+	return send_response(c, 200, r, false);
 }
 
 /* Queues the request's history query: the connection waits, suspended,
  * until a worker has the answer. */
 static enum MHD_Result reply_history(struct MHD_Connection *c,
-				     struct request *rq, const struct args *a)
+				     struct request *rq)
 {
+	const struct query_args *a = &rq->args;
 	struct history_task *t;
 	size_t need = 0, at = 0;
 
-	if (!cfg.store_dir)
-		return reply_error(c, 404, "no store: cpa-serve was started "
-				   "without --dir", NULL);
 	if (a->n > HISTORY_MAX_ARGS) {
 		char msg[64];
 
 		snprintf(msg, sizeof(msg), "more than %d parameters",
 			 HISTORY_MAX_ARGS);
-		return reply_error(c, 400, msg, NULL);
+		return reply_json(c, 400, api_error("invalid_request", msg),
+				  NULL, false);
 	}
 	t = cpa_calloc(1, sizeof(*t));
 	for (size_t i = 0; i < a->n; i++)
@@ -328,83 +322,207 @@ static enum MHD_Result reply_history(struct MHD_Connection *c,
 	MHD_suspend_connection(c);
 	if (!offload_submit(history_work, t)) {
 		t->code = 503;
-		t->err = json_error("busy: too many history queries at once; "
-				    "retry", NULL);
+		t->err = api_error("service_unavailable", "busy: too many "
+				   "history queries at once; retry");
 		t->done = true;
 		MHD_resume_connection(c);
 	}
 	return MHD_YES;
 }
 
-static enum MHD_Result route(struct MHD_Connection *c, const char *url,
-			     bool get, struct request *rq)
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind,
+				   const char *key, const char *value)
 {
-	char path[512], *seg[MAX_SEGMENTS + 1], *save = NULL, *s;
-	size_t n = 0;
-	struct args a = { .n = 0 };
-	json_object *o;
-	int code;
+	struct query_args *a = cls;
 
-	if (strlen(url) >= sizeof(path))
-		return reply_error(c, 404, "no such resource", NULL);
-	snprintf(path, sizeof(path), "%s", url);
-	for (s = strtok_r(path, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
-		if (n == MAX_SEGMENTS)
-			return reply_error(c, 404, "no such resource", NULL);
-		seg[n++] = s;
+	(void)kind;
+	if (a->n == API_MAX_ARGS) {
+		a->overflow = true;
+		return MHD_NO;
 	}
-	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
-	if (a.overflow)
-		return reply_error(c, 400, "too many parameters", NULL);
-	if (n < 2 || strcmp(seg[0], "v1"))
-		return reply_error(c, 404, "no such resource", NULL);
+	a->v[a->n].key = key;
+	a->v[a->n].value = value ? value : "";
+	a->n++;
+	return MHD_YES;
+}
 
-	if (n == 2 && !strcmp(seg[1], "history")) {
-		if (!get)
-			return reply_error(c, 405, "use GET", NULL);
-		return reply_history(c, rq, &a);
-	}
-	if (strcmp(seg[1], "profiling"))
-		return reply_error(c, 404, "no such resource", NULL);
-	if (n == 2 && get) {
-		const char *status = NULL;
+static struct conn_ctx *ctx_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
-		for (size_t i = 0; i < a.n; i++) {
-			if (strcmp(a.v[i].key, "status"))
-				return unknown_param(c, a.v[i].key);
-			status = a.v[i].value;
+	return ci ? ci->socket_context : NULL;
+}
+
+/* Unescapes %XX in place, as the library would, and notes a decoded
+ * byte a path or a value must not hold. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	struct conn_ctx *ctx = ctx_of(c);
+	char *out = s;
+
+	(void)cls;
+	for (char *in = s; *in; in++) {
+		unsigned v;
+		char hex[3] = { 0 };
+
+		if (in[0] == '%' && in[1] && in[2] &&
+		    (hex[0] = in[1], hex[1] = in[2],
+		     sscanf(hex, "%2x", &v) == 1) &&
+		    strspn(hex, "0123456789abcdefABCDEF") == 2) {
+			*out++ = (char)v;
+			in += 2;
+		} else {
+			*out++ = *in;
 		}
-		code = jobs_list(status, &o);
-		return reply_json(c, code, o);
+		if ((unsigned char)out[-1] < 0x20 || out[-1] == 0x7f)
+			if (ctx)
+				ctx->bad_byte = true;
 	}
-	if (n == 2) {
-		struct job_spec spec;
-		char err[300], field[64];
+	*out = 0;
+	return (size_t)(out - s);
+}
 
-		if (a.n)
-			return unknown_param(c, a.v[0].key);
-		if (spec_parse((const char *)rq->body.p, rq->body.len, &spec,
-			       err, sizeof(err), field, sizeof(field)))
-			return reply_error(c, 400, err, field);
-		code = jobs_create(&spec, &o);
-		return reply_json(c, code, o);
+/* The checks that need no body, in HUATUO's order; MHD_YES with
+ * rq->answered when one refused. */
+static enum MHD_Result admit(struct MHD_Connection *c, struct request *rq,
+			     const char *url, const char *method)
+{
+	struct api_request *r = &rq->api;
+	const char *allowed, *why = NULL, *h;
+	const struct route *route;
+	bool public_path;
+
+	r->method = strcmp(method, "HEAD") ? method : "GET";
+	if (strlen(url) >= sizeof(rq->path))
+		return refuse(c, rq, "route_not_found", "route not found",
+			      NULL);
+	snprintf(rq->path, sizeof(rq->path), "%s", url);
+	snprintf(rq->segs, sizeof(rq->segs), "%s", url);
+	r->path = rq->path;
+	r->args = &rq->args;
+	route = api_match(r, rq->segs, &allowed);
+	public_path = route ? route->auth == AUTH_PUBLIC
+		      : !strncmp(url, "/healthz", 8) ||
+			!strncmp(url, "/readyz", 7) ||
+			!strncmp(url, "/metrics", 8) ||
+			!strncmp(url, "/version", 8) ||
+			!strncmp(url, "/openapi.json", 13);
+	/* 1: who (public paths aside) */
+	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	if (!public_path) {
+		bool node = route ? route->auth == AUTH_NODE
+				  : !strncmp(url, "/v1/operations", 14);
+
+		if (node ? !auth_node(h, &why)
+			 : !(r->user = auth_user(h, &why)))
+			return refuse(c, rq, "unauthenticated", why, NULL);
 	}
-	if (n == 3 && !strcmp(seg[2], "capabilities")) {
-		if (!get)
-			return reply_error(c, 405, "use GET", NULL);
-		o = json_tokener_parse(cfg.capabilities);
-		if (!o)
-			return reply_error(c, 500, "no capabilities", NULL);
-		json_object_object_add(o, "active_jobs",
-				       json_object_new_int64(jobs_active()));
-		return reply_json(c, 200, o);
+	/* 2: the route, and the request's own bytes */
+	if (ctx_of(c) && ctx_of(c)->bad_byte)
+		return refuse(c, rq, "invalid_request", "a NUL or control "
+			      "character in the path or a parameter", NULL);
+	if (!route)
+		return refuse(c, rq, allowed ? "method_not_allowed"
+					     : "route_not_found",
+			      allowed ? "method not allowed" : "route not found",
+			      allowed);
+	r->route = route;
+	/* 3: what the user may do */
+	if (route->auth == AUTH_ADMIN && !r->user->admin)
+		return refuse(c, rq, "permission_denied",
+			      "administrator permission required", NULL);
+	if (route->auth == AUTH_USER &&
+	    !auth_permits(r->user, r->method, url)) {
+		char msg[400];
+
+		snprintf(msg, sizeof(msg), "permission denied: user \"%s\" "
+			 "does not have permission to access %s %.200s",
+			 r->user->id, r->method, url);
+		return refuse(c, rq, "permission_denied", msg, NULL);
 	}
-	if (n > 4 || !state_job_id_valid(seg[2]))
-		return reply_error(c, 404, "no such resource", NULL);
-	/* only results take parameters; route_job checks theirs */
-	if (a.n && (n == 3 || !results_format(seg[3])))
-		return unknown_param(c, a.v[0].key);
-	return route_job(c, get, seg[2], n == 4 ? seg[3] : NULL, &a);
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg,
+				  &rq->args);
+	if (rq->args.overflow)
+		return refuse(c, rq, "invalid_request", "too many parameters",
+			      NULL);
+	/* 4: the body: none where none is taken, else of its type and
+	 * within --max-body */
+	const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						      "Content-Length");
+	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     "Transfer-Encoding");
+	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     "Content-Type");
+	unsigned long long declared = len ? strtoull(len, NULL, 10) : 0;
+
+	if (route->body == BODY_NONE) {
+		if (declared || te)
+			return refuse(c, rq, "invalid_request",
+				      "request body is not allowed", NULL);
+		return MHD_YES;
+	}
+	{
+		const char *want = route->body == BODY_JSON ? "application/json"
+							    : "application/proto";
+		size_t wl = strlen(want);
+
+		if (!ct || strncasecmp(ct, want, wl) ||
+		    (ct[wl] && ct[wl] != ';' && ct[wl] != ' '))
+			return refuse(c, rq, "unsupported_media_type", "the "
+				      "request body must be application/json",
+				      NULL);
+	}
+	if (declared > cfg.max_body)
+		rq->too_big = true;
+	/* a client that waits for 100 Continue is refused before it sends;
+	 * one that does not is read to the end (up to DRAIN_MAX) so that
+	 * it gets the answer, not a reset */
+	if (rq->too_big &&
+	    (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect") ||
+	     declared > DRAIN_MAX))
+		return refuse(c, rq, "request_too_large", "the request body "
+			      "is over --max-body", NULL);
+	return MHD_YES;
+}
+
+static enum MHD_Result answer(struct MHD_Connection *c, struct request *rq)
+{
+	struct api_request *r = &rq->api;
+	struct answer a;
+	enum MHD_Result ret;
+
+	memset(&a, 0, sizeof(a));
+	r->body = rq->body.p ? (const char *)rq->body.p : "";
+	r->body_len = rq->body.len;
+	r->route->handle(r, &a);
+	switch (a.kind) {
+	case ANSWER_JSON:
+		return reply_json_at(c, a.status, a.json, NULL, false,
+				     a.location);
+	case ANSWER_FILE:
+		return reply_file(c, a.path, a.content_type);
+	case ANSWER_RAW:
+		return reply_raw(c, &a.page);
+	case ANSWER_HISTORY:
+		return reply_history(c, rq);
+	case ANSWER_TEXT: {
+		struct MHD_Response *resp = MHD_create_response_from_buffer(
+			strlen(a.text), a.text, MHD_RESPMEM_MUST_FREE);
+
+		if (!resp) {
+			free(a.text);
+			return MHD_NO;
+		}
+		MHD_add_response_header(resp, "Content-Type", a.content_type);
+		return send_response(c, a.status, resp, false);
+	}
+	case ANSWER_EMPTY:
+		ret = send_response(c, a.status, MHD_create_response_from_buffer(
+			0, (void *)"", MHD_RESPMEM_PERSISTENT), false);
+		return ret;
+	}
+	return MHD_NO;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
@@ -413,33 +531,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			      size_t *upload_size, void **con_cls)
 {
 	struct request *rq = *con_cls;
-	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
 
+	(void)cls;
+	(void)version;
 	if (!rq) {
-		const char *len;
-
 		rq = cpa_calloc(1, sizeof(*rq));
 		*con_cls = rq;
-		/* refused before its body is read */
-		if (!auth_check(MHD_lookup_connection_value(c,
-				MHD_HEADER_KIND, "Authorization")))
-			return reply_error(c, 401, "missing or wrong bearer "
-					   "token", NULL);
-		len = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-						  "Content-Length");
-		if (len && strtoull(len, NULL, 10) > cfg.max_body)
-			rq->too_big = true;
-		if (!get && strcmp(method, "POST"))
-			return reply_error(c, 405, "use GET or POST", NULL);
-		/* a client that waits for 100 Continue is refused before it
-		 * sends; one that does not is read to the end (up to
-		 * DRAIN_MAX) so that it gets the answer, not a reset */
-		if (rq->too_big && (MHD_lookup_connection_value(c,
-				MHD_HEADER_KIND, "Expect") ||
-		    strtoull(len, NULL, 10) > DRAIN_MAX))
-			goto too_big;
-		return MHD_YES;
+		return admit(c, rq, url, method);
 	}
+	if (rq->answered)
+		return MHD_YES;	/* its refusal is on its way */
 	if (*upload_size) {
 		if (rq->body.len + *upload_size > cfg.max_body)
 			rq->too_big = true;
@@ -448,27 +549,28 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		rq->drained += *upload_size;
 		*upload_size = 0;
 		if (rq->drained > DRAIN_MAX)
-			goto too_big;
+			return refuse(c, rq, "request_too_large", "the request "
+				      "body is over --max-body", NULL);
 		return MHD_YES;
 	}
 	if (rq->too_big)
-		goto too_big;
+		return refuse(c, rq, "request_too_large", "the request body is "
+			      "over --max-body", NULL);
 	if (rq->task)	/* resumed: the worker has the answer */
 		return rq->task->done ? reply_task(c, rq->task) : MHD_YES;
-	return route(c, url, get, rq);
-too_big:;
-	char msg[96];
-
-	snprintf(msg, sizeof(msg), "request body over %zu bytes",
-		 cfg.max_body);
-	return reply_error(c, 413, msg, NULL);
+	return answer(c, rq);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode why)
 {
 	struct request *rq = *con_cls;
+	struct conn_ctx *ctx = ctx_of(c);
 
+	(void)cls;
+	(void)why;
+	if (ctx)
+		ctx->bad_byte = false;	/* the next request's own */
 	if (rq) {
 		cpa_buf_free(&rq->body);
 		history_task_free(rq->task);
@@ -521,7 +623,12 @@ static void notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 
 	(void)cls;
-	(void)socket_ctx;
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		*socket_ctx = cpa_calloc(1, sizeof(struct conn_ctx));
+	} else {
+		free(*socket_ctx);
+		*socket_ctx = NULL;
+	}
 	if (!ci || !ci->client_addr)
 		return;
 	if (what == MHD_CONNECTION_NOTIFY_STARTED)
@@ -595,6 +702,7 @@ int http_start(const struct http_config *c, unsigned *port, char *err,
 			MHD_OPTION_CONNECTION_TIMEOUT, 30u,
 			MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 			MHD_OPTION_NOTIFY_CONNECTION, notify, NULL,
+			MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 			c->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
 			c->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, c->tls_key,
 			MHD_OPTION_END);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The HTTP side: libmicrohttpd's daemon, the routes and the replies. */
+/* The HTTP side: the gate, libmicrohttpd's daemons, each request's life
+ * (http.c); the routes are api.c's. */
 #ifndef CPA_SERVE_HTTP_H
 #define CPA_SERVE_HTTP_H
 
@@ -11,7 +12,6 @@ struct http_config {
 	const char *listen;		/* ADDR:PORT or [ADDR]:PORT */
 	char *tls_cert, *tls_key;	/* PEM text, or NULL for plain HTTP */
 	const char *store_dir;		/* history: cpa monitor's --dir */
-	const char *capabilities;	/* the capabilities answer, JSON */
 	size_t max_body;
 	unsigned threads;		/* HTTP threads */
 	unsigned workers;		/* threads waiting on history children */

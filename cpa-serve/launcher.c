@@ -28,9 +28,10 @@
 #include "launcher.h"
 #include "log.h"
 #include "child.h"
+#include "targets.h"
 
 struct running {
-	char id[JOB_ID_LEN + 1];
+	char id[SPEC_ID_MAX + 1];
 	pid_t pid;		/* its cpa-supervise; 0 once reaped */
 	int report;		/* cpa-supervise --report-fd, read end */
 	int64_t kill_at;	/* cpa_mono_ms: a supervisor still there */
@@ -40,6 +41,7 @@ static struct running *jobs;
 static size_t n_jobs, cap_jobs;
 static const char *supervise_path;
 static uint64_t max_stream;
+static unsigned grace_s;
 
 int launcher_send(int sock, const struct launch_msg *m, int out_fd,
 		  int log_fd)
@@ -98,7 +100,7 @@ static int recv_with_fds(int sock, struct launch_msg *m, int fds[2])
 				close(fds[i]);
 		return -1;
 	}
-	m->id[JOB_ID_LEN] = 0;
+	m->id[SPEC_ID_MAX] = 0;
 	return 1;
 }
 
@@ -114,15 +116,16 @@ int launcher_recv(int sock, struct launch_msg *m)
 
 /* A job is `cpa-supervise --once ... --stage=capture ... --stage=unwind`:
  * the supervisor gives each stage the privileges of its row in the stage
- * table and the bounds below, stops the job LAUNCH_GRACE_S past its
- * duration (killing it LAUNCH_KILL_S later), and reports each stage's
- * wait status on a pipe when it ends. */
+ * table and the bounds below, stops the job grace_s past its duration
+ * (killing it LAUNCH_KILL_S later), and reports each stage's wait
+ * status on a pipe when it ends. A job naming no pid but JVMs or a
+ * binary (targets.h) is given the pids found now. */
 static int start_job(const struct launch_msg *m, int out_fd, int log_fd)
 {
 	const struct job_spec *s = &m->spec;
 	const struct job_mode *jm;
 	char duration[32], freq[32], target[96], report[32], grace[32];
-	char cap_stage[96], unw_stage[128];
+	char cap_stage[96], unw_stage[128], pids[4096 + 32], why[200];
 	char *argv[24];
 	int n = 0, p[2], devnull;
 	struct running *r;
@@ -132,6 +135,17 @@ static int start_job(const struct launch_msg *m, int out_fd, int log_fd)
 	if (s->mode >= n_job_modes || out_fd < 0 || log_fd < 0)
 		return -1;
 	jm = &job_modes[s->mode];
+	if (targets_needed(s)) {
+		/* JVMs, or the processes running the binary: by pid */
+		size_t len = (size_t)snprintf(pids, sizeof(pids), "%s=",
+			jm->how == HOW_JAVA ? jm->capture_args[0] : "--pid");
+
+		if (!targets_resolve(s, pids + len, sizeof(pids) - len, why,
+				     sizeof(why))) {
+			dprintf(log_fd, "cpa-serve: %s\n", why);
+			return -1;
+		}
+	}
 	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (devnull < 0 || pipe2(p, O_CLOEXEC)) {
 		if (devnull >= 0)
@@ -142,25 +156,31 @@ static int start_job(const struct launch_msg *m, int out_fd, int log_fd)
 	argv[n++] = "--once";
 	snprintf(report, sizeof(report), "--report-fd=%d", p[1]);
 	argv[n++] = report;
-	snprintf(duration, sizeof(duration), "--duration=%us", s->duration_s);
+	snprintf(duration, sizeof(duration), "--duration=%llus",
+		 (unsigned long long)s->duration_s);
 	argv[n++] = duration;
-	snprintf(grace, sizeof(grace), "--grace=%ds", LAUNCH_GRACE_S);
+	snprintf(grace, sizeof(grace), "--grace=%us", grace_s);
 	argv[n++] = grace;
 	/* a stage's CPU time is bounded by what its duration can take
 	 * (unwind has a loader thread beside its sample thread), its heap
 	 * by what its caches are allowed many times over, the stream by
 	 * --max-job-size */
 	snprintf(cap_stage, sizeof(cap_stage),
-		 "--stage=capture,data=512M,cpu=%us",
-		 s->duration_s + LAUNCH_GRACE_S);
+		 "--stage=capture,data=512M,cpu=%llus",
+		 (unsigned long long)s->duration_s + 60);
 	argv[n++] = cap_stage;
-	if (jm->has_freq) {
+	if (jm->how == HOW_ONCPU) {
 		snprintf(freq, sizeof(freq), "--freq=%u", s->freq);
 		argv[n++] = freq;
 	}
-	for (int i = 0; jm->capture_args[i]; i++)
-		argv[n++] = (char *)jm->capture_args[i];
-	if (s->scope == SCOPE_PID) {
+	if (jm->how == HOW_ARGS)
+		for (int i = 0; jm->capture_args[i]; i++)
+			argv[n++] = (char *)jm->capture_args[i];
+	if (targets_needed(s)) {
+		argv[n++] = pids;
+		if (jm->how == HOW_JAVA)
+			argv[n++] = (char *)jm->capture_args[1];
+	} else if (s->scope == SCOPE_PID) {
 		snprintf(target, sizeof(target), "--pid=%u", s->pid);
 		argv[n++] = target;
 	} else if (s->scope == SCOPE_CONTAINER) {
@@ -168,8 +188,8 @@ static int start_job(const struct launch_msg *m, int out_fd, int log_fd)
 			 s->container_id);
 		argv[n++] = target;
 	}
-	snprintf(unw_stage, sizeof(unw_stage), "--stage=unwind,data=1G,cpu=%us",
-		 2 * s->duration_s + LAUNCH_GRACE_S);
+	snprintf(unw_stage, sizeof(unw_stage), "--stage=unwind,data=1G,cpu=%llus",
+		 2 * (unsigned long long)s->duration_s + 60);
 	if (max_stream)
 		snprintf(unw_stage + strlen(unw_stage),
 			 sizeof(unw_stage) - strlen(unw_stage), ",fsize=%llu",
@@ -203,7 +223,7 @@ static int start_job(const struct launch_msg *m, int out_fd, int log_fd)
 	r->pid = pid;
 	r->report = p[0];
 	/* cpa-supervise bounds its stages; this bounds cpa-supervise */
-	r->kill_at = cpa_mono_ms() + ((int64_t)s->duration_s + LAUNCH_GRACE_S +
+	r->kill_at = cpa_mono_ms() + ((int64_t)s->duration_s + grace_s +
 				      2 * LAUNCH_KILL_S) * 1000;
 	return 0;
 }
@@ -359,12 +379,15 @@ static void launcher_loop(int sock)
 					errno != EAGAIN && fds[0] < 0 &&
 					(pf[0].revents & (POLLHUP | POLLERR))))
 				break;
-			if (rc > 0 && m.op == LAUNCH_START &&
-			    start_job(&m, fds[0], fds[1]) < 0) {
+			if (rc > 0 && m.op == LAUNCH_START) {
 				struct launch_msg e = m;
 
-				e.op = LAUNCH_ENDED;
-				e.status[0] = e.status[1] = 127 << 8;
+				if (start_job(&m, fds[0], fds[1]) < 0) {
+					e.op = LAUNCH_ENDED;
+					e.status[0] = e.status[1] = 127 << 8;
+				} else {
+					e.op = LAUNCH_STARTED;
+				}
 				launcher_send(sock, &e, -1, -1);
 			}
 			if (rc > 0 && m.op == LAUNCH_STOP &&
@@ -378,7 +401,8 @@ static void launcher_loop(int sock)
 	stop_all();
 }
 
-int launcher_start(const char *supervise, uint64_t max_stream_bytes)
+int launcher_start(const char *supervise, uint64_t max_stream_bytes,
+		   unsigned grace)
 {
 	int sv[2];
 	pid_t parent = getpid(), pid;
@@ -400,6 +424,7 @@ int launcher_start(const char *supervise, uint64_t max_stream_bytes)
 		prctl(PR_SET_NAME, "cpa-serve-jobs");
 		supervise_path = supervise;
 		max_stream = max_stream_bytes;
+		grace_s = grace;
 		launcher_loop(sv[1]);
 		free(jobs);
 		_exit(0);

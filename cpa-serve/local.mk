@@ -10,6 +10,11 @@ endif
 cpa_serve_libserve_a_SOURCES = \
 	cpa-serve/opts.c cpa-serve/opts.h \
 	cpa-serve/http.c cpa-serve/http.h \
+	cpa-serve/api.c cpa-serve/api.h \
+	cpa-serve/errors.c cpa-serve/errors.h \
+	cpa-serve/users.c cpa-serve/users.h \
+	cpa-serve/windows.c cpa-serve/windows.h \
+	cpa-serve/targets.c cpa-serve/targets.h \
 	cpa-serve/gate.c cpa-serve/gate.h \
 	cpa-serve/offload.c cpa-serve/offload.h \
 	cpa-serve/auth.c cpa-serve/auth.h \
@@ -25,7 +30,7 @@ cpa_serve_libserve_a_SOURCES = \
 	cpa-serve/run.c cpa-serve/run.h
 SERVE_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-serve
 SERVE_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JSONC_CFLAGS) -pthread
-SERVE_LIBS = cpa-serve/libserve.a $(LIBCPA_BASE) $(MHD_LIBS) $(JSONC_LIBS) \
+SERVE_LIBS = cpa-serve/libserve.a $(LIBCPA_FORMAT) $(MHD_LIBS) $(JSONC_LIBS) \
 	-lpthread
 cpa_serve_libserve_a_CPPFLAGS = $(SERVE_CPPFLAGS)
 cpa_serve_libserve_a_CFLAGS = $(SERVE_CFLAGS)
@@ -41,10 +46,10 @@ dist_man1_MANS += docs/man/cpa-serve.1
 # in check-long: they would not fit make check's budget.
 TESTS += tests/bats/serve.bats tests/bats/serve-errors.bats \
 	tests/bats/serve-history.bats tests/bats/serve-api.bats \
-	tests/bats/serve-hostile.bats
+	tests/bats/serve-hostile.bats tests/bats/serve-seed.bats
 dist_check_DATA += tests/bats/serve_helper.bash tests/bats/serve_load.bash
 EXTRA_DIST += tests/bats/serve-load-long.bats tests/bats/serve-restart.bats
-EXTRA_DIST += docs/api.md
+EXTRA_DIST += docs/api.md tests/data/huatuo-client.sh
 
 # Fuzz target: the job body parser (tests/fuzz/serve_spec_fuzz.c).
 tests_fuzz_serve_spec_replay_SOURCES = tests/fuzz/serve_spec_fuzz.c \

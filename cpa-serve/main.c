@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "auth.h"
 #include "capabilities.h"
 #include "http.h"
@@ -33,6 +34,7 @@
 #include "opts.h"
 #include "privs.h"
 #include "run.h"
+#include "users.h"
 
 static char *read_pem(const char *path)
 {
@@ -100,8 +102,15 @@ int main(int argc, char **argv)
 	cpa_options_init(argv[0]);
 	serve_parse_options(argc, argv, &o);
 	raise_fd_limit(o.max_connections);
-	if (auth_load(o.token_file, err, sizeof(err)))
+	if (o.users_file && users_load(o.users_file, err, sizeof(err)))
 		cpa_die("%s", err);
+	/* the token file is the administrator's: needed unless the users
+	 * file names the users */
+	if ((o.token_file_given || !o.users_file) &&
+	    auth_load_token(o.token_file, err, sizeof(err)))
+		cpa_die("%s", err);
+	if (!auth_n_users())
+		cpa_die("%s: no user in [[Auth.Users]]", o.users_file);
 
 	memset(&hc, 0, sizeof(hc));
 	hc.listen = o.listen;
@@ -118,10 +127,17 @@ int main(int argc, char **argv)
 		hc.tls_cert = read_pem(o.tls_cert);
 		hc.tls_key = read_pem(o.tls_key);
 	}
-	caps = capabilities_probe(&o.limits, err, sizeof(err));
+	caps = capabilities_probe(err, sizeof(err));
 	if (!caps)
 		cpa_die("%s", err);
-	hc.capabilities = caps;
+	{
+		struct api_config ac = { .store_dir = o.store_dir,
+					 .features = caps,
+					 .child = o.limits.child,
+					 .workers = hc.workers };
+
+		api_configure(&ac);
+	}
 
 	/* the launcher's reports and stop signals come to this thread
 	 * only; every thread started later inherits the mask */
@@ -133,7 +149,8 @@ int main(int argc, char **argv)
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0)
 		cpa_die("signalfd: %s", strerror(errno));
-	sock = launcher_start(run_tool("cpa-supervise"), o.limits.max_job);
+	sock = launcher_start(run_tool("cpa-supervise"), o.limits.max_job,
+			      o.limits.grace_s);
 	if (sock < 0)
 		cpa_die("cannot start the job launcher: %s", strerror(errno));
 	own_state_dir(o.state_dir, o.user);
@@ -183,6 +200,7 @@ int main(int argc, char **argv)
 			jobs_sweep();
 		}
 	}
+	jobs_close();
 	http_stop();
 	/* the launcher sees the socket close and stops running jobs; their
 	 * records stay running, and the next start marks them lost */

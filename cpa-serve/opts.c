@@ -16,7 +16,8 @@ enum {
 	OPT_MAX_JOBS_PER_TARGET, OPT_MAX_BODY, OPT_TLS_CERT, OPT_TLS_KEY,
 	OPT_USER, OPT_THREADS, OPT_CHILD_MEMORY, OPT_CHILD_CPU, OPT_CHILD_TIME,
 	OPT_HEADER_TIMEOUT, OPT_MAX_CONNECTIONS, OPT_MAX_PER_ADDRESS,
-	OPT_RETAIN, OPT_MAX_STATE_SIZE, OPT_MAX_JOB_SIZE,
+	OPT_RETAIN, OPT_MAX_STATE_SIZE, OPT_MAX_JOB_SIZE, OPT_USERS,
+	OPT_WINDOW, OPT_REGION, OPT_DASHBOARD, OPT_MAX_RAW_PAGE, OPT_GRACE,
 };
 
 static const char doc[] =
@@ -24,9 +25,10 @@ static const char doc[] =
 	"HTTP: HUATUO's /v1/profiling API. Each job runs cpa-capture | "
 	"cpa-unwind as child processes; cpa-serve itself keeps no "
 	"capability.\v"
-	"Every request needs 'Authorization: Bearer TOKEN', TOKEN being the "
-	"content of --token-file. The endpoints are in docs/api.md; see "
-	"cpa-serve(1).";
+	"Every request but /healthz, /readyz, /version, /metrics and "
+	"/openapi.json needs 'Authorization: Bearer TOKEN': the content of "
+	"--token-file (the administrator), or a user's token from --users. "
+	"The endpoints are in docs/api.md; see cpa-serve(1).";
 
 static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Serving:", 1 },
@@ -34,6 +36,9 @@ static const struct argp_option options[] = {
 	  "(default 127.0.0.1:12740; [ADDR]:PORT for IPv6; PORT 0: any)", 1 },
 	{ "token-file", OPT_TOKEN_FILE, "FILE", 0, "The bearer token, in a "
 	  "file only its owner may read (default /etc/cpa/serve.token)", 1 },
+	{ "users", OPT_USERS, "FILE", 0, "Users, their tokens and "
+	  "permissions, in HUATUO's [[Auth.Users]] form, and the node API's "
+	  "token ([HTTPServer.Auth]); a file only its owner may read", 1 },
 	{ "tls-cert", OPT_TLS_CERT, "FILE", 0, "Serve HTTPS with this PEM "
 	  "certificate (with --tls-key)", 1 },
 	{ "tls-key", OPT_TLS_KEY, "FILE", 0, "The certificate's PEM private "
@@ -68,6 +73,18 @@ static const struct argp_option options[] = {
 	{ "max-jobs-per-target", OPT_MAX_JOBS_PER_TARGET, "N", 0, "Active "
 	  "jobs on one target (the host, a pid, a container) at most "
 	  "(default 1)", 2 },
+	{ "aggregation-interval", OPT_WINDOW, "SECONDS", 0, "A job's raw "
+	  "windows are this long (default 10; Python jobs: their duration)",
+	  2 },
+	{ "region", OPT_REGION, "NAME", 0, "The region its windows say "
+	  "(default empty)", 2 },
+	{ "dashboard-url", OPT_DASHBOARD, "URL", 0, "The Grafana base URL "
+	  "of a job's result_url (default: no result_url)", 2 },
+	{ "max-raw-page", OPT_MAX_RAW_PAGE, "SIZE", 0, "Bytes of profiles "
+	  "in one raw page; past it 413 (default 64M)", 2 },
+	{ "completion-grace", OPT_GRACE, "SECONDS", 0, "A job still running "
+	  "this long past its duration is stopped, and fails as "
+	  "execution_timed_out (default 60)", 2 },
 	{ "retain-jobs", OPT_RETAIN, "DURATION", 0, "Ended jobs and their "
 	  "results are deleted this long after their end (default 30d)", 2 },
 	{ "max-state-size", OPT_MAX_STATE_SIZE, "SIZE", 0, "Bytes of all "
@@ -91,6 +108,27 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_TOKEN_FILE:
 		o->token_file = arg;
+		o->token_file_given = true;
+		break;
+	case OPT_USERS:
+		o->users_file = arg;
+		break;
+	case OPT_WINDOW:
+		o->limits.window_s = cpa_opt_uint("--aggregation-interval", arg,
+						  1, 86400);
+		break;
+	case OPT_GRACE:
+		o->limits.grace_s = (unsigned)cpa_opt_uint("--completion-grace",
+							   arg, 1, 3600);
+		break;
+	case OPT_REGION:
+		o->limits.region = arg;
+		break;
+	case OPT_DASHBOARD:
+		o->limits.dashboard = arg;
+		break;
+	case OPT_MAX_RAW_PAGE:
+		o->limits.max_raw_page = cpa_opt_size("--max-raw-page", arg);
 		break;
 	case OPT_TLS_CERT:
 		o->tls_cert = arg;
@@ -207,6 +245,9 @@ void serve_parse_options(int argc, char **argv, struct serve_opts *o)
 	o->limits.retain_s = 30 * 86400;
 	o->limits.max_state = 2ull << 30;
 	o->limits.max_job = 256u << 20;
+	o->limits.window_s = 10;
+	o->limits.grace_s = 60;
+	o->limits.max_raw_page = 64u << 20;
 	argp_parse(&argp, argc, argv, 0, NULL, o);
 	if (!o->user && geteuid() == 0 && getpwnam("cpa"))
 		o->user = "cpa";

@@ -2,6 +2,7 @@
 #ifndef CPA_SERVE_OPTS_H
 #define CPA_SERVE_OPTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "jobs.h"
@@ -9,6 +10,8 @@
 struct serve_opts {
 	const char *listen;
 	const char *token_file;
+	bool token_file_given;
+	const char *users_file;
 	const char *state_dir;
 	const char *store_dir;
 	const char *clickhouse;		/* history from the fleet's tables */

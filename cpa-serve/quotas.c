@@ -28,11 +28,13 @@ int quota_check(struct job *const *jobs, size_t n,
 		same += !strcmp(target, other);
 	}
 	if (host >= lim->max_jobs)
-		return cpa_fail(err, errlen, "quota: %u active jobs on this "
-				"host, at most %u", host, lim->max_jobs);
+		return cpa_fail(err, errlen, "Job quota exceeded: %u active "
+				"jobs on this host, at most %u (--max-jobs)",
+				host, lim->max_jobs);
 	if (same >= lim->max_jobs_per_target)
-		return cpa_fail(err, errlen, "quota: %u active jobs on target "
-				"%s, at most %u", same, target,
+		return cpa_fail(err, errlen, "Job quota exceeded: %u active "
+				"jobs on target %s, at most %u "
+				"(--max-jobs-per-target)", same, target,
 				lim->max_jobs_per_target);
 	return 0;
 }

@@ -19,7 +19,7 @@
 #include "run.h"
 
 const struct result_format result_formats[] = {
-	{ "raw", "folded", "raw.folded", "application/json" },
+	{ "folded", "folded", "profile.folded", "text/plain; charset=utf-8" },
 	{ "flamegraph", "svg", "flamegraph.svg", "image/svg+xml" },
 	{ "pprof", "pprof", "profile.pb.gz", "application/octet-stream" },
 	{ "speedscope", "speedscope", "speedscope.json", "application/json" },
@@ -51,7 +51,7 @@ int results_render(const char *dir, const struct cpa_limits *lim, char *err,
 		snprintf(tmp, sizeof(tmp), "%s.tmp", out);
 		snprintf(fmt, sizeof(fmt), "--format=%s", f->render);
 		snprintf(o, sizeof(o), "--output=%s", tmp);
-		if (run_pipeline(argv, NULL, -1, 4096, lim, &r) < 0) {
+		if (run_pipeline(argv, NULL, -1, -1, 4096, lim, &r) < 0) {
 			/* a capture that saw nothing is a result too */
 			bool empty = i == 0 && strstr(r.err, "no samples");
 
@@ -69,39 +69,4 @@ int results_render(const char *dir, const struct cpa_limits *lim, char *err,
 			return cpa_fail_errno(err, errlen, errno, "%s", out);
 	}
 	return 0;
-}
-
-json_object *results_raw(const char *dir, size_t offset, size_t limit,
-			 char *err, size_t errlen)
-{
-	char path[4300], *line = NULL;
-	size_t cap = 0, total = 0;
-	json_object *o, *lines;
-	ssize_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir,
-		 results_format("raw")->file);
-	f = fopen(path, "re");
-	if (!f) {
-		cpa_fail_errno(err, errlen, errno, "%s", path);
-		return NULL;
-	}
-	lines = json_object_new_array();
-	while ((n = getline(&line, &cap, f)) > 0) {
-		if (line[n - 1] == '\n')
-			line[--n] = 0;
-		if (total >= offset && total - offset < limit)
-			json_object_array_add(lines,
-				json_object_new_string_len(line, (int)n));
-		total++;
-	}
-	free(line);
-	fclose(f);
-	o = json_object_new_object();
-	json_object_object_add(o, "total", json_object_new_uint64(total));
-	json_object_object_add(o, "offset", json_object_new_uint64(offset));
-	json_object_object_add(o, "limit", json_object_new_uint64(limit));
-	json_object_object_add(o, "lines", lines);
-	return o;
 }

@@ -33,9 +33,4 @@ const struct result_format *results_format(const char *endpoint);
 int results_render(const char *dir, const struct cpa_limits *lim, char *err,
 		   size_t errlen);
 
-/* Lines offset .. offset+limit of the folded result as a JSON object
- * {total, offset, limit, lines}; NULL with err when unreadable. */
-json_object *results_raw(const char *dir, size_t offset, size_t limit,
-			 char *err, size_t errlen);
-
 #endif

@@ -24,7 +24,7 @@
 #include "child.h"
 #include "run.h"
 
-#define N_TOOLS 4
+#define N_TOOLS 8
 static struct {
 	const char *name;
 	char path[PATH_MAX];
@@ -77,8 +77,8 @@ static pid_t start(char *const *argv, int in, int out, int err,
 	return cpa_spawn(&s);
 }
 
-int run_pipeline(char *const *argv1, char *const *argv2, int out_fd,
-		 size_t max, const struct cpa_limits *lim,
+int run_pipeline(char *const *argv1, char *const *argv2, int in_fd,
+		 int out_fd, size_t max, const struct cpa_limits *lim,
 		 struct run_result *r)
 {
 	int opipe[2] = { -1, -1 }, epipe[2], mid[2] = { -1, -1 };
@@ -99,7 +99,7 @@ int run_pipeline(char *const *argv1, char *const *argv2, int out_fd,
 	}
 	int last_out = out_fd >= 0 ? out_fd : opipe[1];
 
-	pid[0] = start(argv1, -1, argv2 ? mid[1] : last_out, epipe[1], 0,
+	pid[0] = start(argv1, in_fd, argv2 ? mid[1] : last_out, epipe[1], 0,
 		       lim);
 	if (pid[0] > 0 && argv2)
 		pid[1] = start(argv2, mid[0], last_out, epipe[1], pid[0], lim);

@@ -27,12 +27,13 @@ struct run_result {
 /*
  * Runs argv1, piped into argv2 when not NULL, both under lim (NULL: no
  * bound; the wall time covers the whole pipeline), and waits for both.
+ * argv1 reads in_fd (-1: /dev/null).
  * Their stdout goes to out_fd when >= 0, else into r->out, at most max
  * bytes (past that both are killed: "output over N bytes"). 0 when every
  * stage exited 0; -1 with r->err saying why otherwise.
  */
-int run_pipeline(char *const *argv1, char *const *argv2, int out_fd,
-		 size_t max, const struct cpa_limits *lim,
+int run_pipeline(char *const *argv1, char *const *argv2, int in_fd,
+		 int out_fd, size_t max, const struct cpa_limits *lim,
 		 struct run_result *r);
 void run_result_free(struct run_result *r);
 

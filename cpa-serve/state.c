@@ -28,7 +28,7 @@
 #define RECORD "job.json"
 #define SPARE "job.json.spare"
 
-static char jobs_dir[4096];
+static char jobs_dir[3072];
 
 const char *state_jobs_dir(void)
 {
@@ -51,7 +51,7 @@ int state_open(const char *state_dir, char *err, size_t errlen)
 
 void state_job_dir(const char *id, char *out, size_t outlen)
 {
-	snprintf(out, outlen, "%s/%s", jobs_dir, id);
+	snprintf(out, outlen, "%s/%.128s", jobs_dir, id);
 }
 
 static void sync_dir(const char *dir)
@@ -91,9 +91,62 @@ static int write_record(int fd, const char *text, bool pad)
 	return fdatasync(fd);
 }
 
+static void put_str(json_object *o, const char *key, const char *v)
+{
+	if (v && v[0])
+		json_object_object_add(o, key, json_object_new_string(v));
+}
+
+static void put_int(json_object *o, const char *key, int64_t v)
+{
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+/* The record: the job's every field, times in ns (the API's views are
+ * jobs.c's). */
+static json_object *record(const struct job *j)
+{
+	const struct job_spec *s = &j->spec;
+	json_object *o = json_object_new_object();
+
+	put_str(o, "request_id", j->id);
+	put_str(o, "kind", j->kind == KIND_JOB ? "job" : "operation");
+	put_str(o, "owner", j->owner);
+	put_str(o, "type", job_modes[s->mode].type);
+	put_str(o, "mode", job_modes[s->mode].mode);
+	put_str(o, "language", lang_names[s->lang]);
+	put_str(o, "scope", scope_names[s->scope]);
+	put_str(o, "container_id", s->container_id);
+	put_str(o, "binary_match_path", s->binary_match_path);
+	put_str(o, "hostname", s->hostname);
+	if (s->scope == SCOPE_PID)
+		put_int(o, "pid", s->pid);
+	put_int(o, "duration_seconds", (int64_t)s->duration_s);
+	if (s->has_freq)
+		put_int(o, "freq", s->freq);
+	put_str(o, "status", job_status_names[j->status]);
+	if (j->outcome)
+		put_str(o, "outcome", outcome_names[j->outcome]);
+	put_str(o, "reason", j->reason);
+	put_str(o, "message", j->message);
+	json_object_object_add(o, "stop_asked",
+			       json_object_new_boolean(j->stop_asked));
+	json_object_object_add(o, "attached",
+			       json_object_new_boolean(j->attached));
+	json_object_object_add(o, "has_result",
+			       json_object_new_boolean(j->has_result));
+	json_object_object_add(o, "published",
+			       json_object_new_boolean(j->published));
+	put_int(o, "created_ns", j->created);
+	put_int(o, "updated_ns", j->updated);
+	put_int(o, "started_ns", j->started);
+	put_int(o, "ended_ns", j->ended);
+	return o;
+}
+
 static const char *record_text(const struct job *j, json_object **o)
 {
-	*o = state_job_json(j);
+	*o = record(j);
 	return json_object_to_json_string_ext(*o, JSON_C_TO_STRING_PRETTY |
 					      JSON_C_TO_STRING_NOSLASHESCAPE);
 }
@@ -128,101 +181,72 @@ fail:
 	return cpa_fail_errno(err, errlen, e, "%s", path);
 }
 
-void state_remove(const char *id)
+void state_remove_tree(const char *dir)
 {
-	char dir[4200], path[4600];
+	char path[4600];
 	struct dirent *e;
-	DIR *d;
+	DIR *d = opendir(dir);
 
-	if (!state_job_id_valid(id))
-		return;
-	state_job_dir(id, dir, sizeof(dir));
-	d = opendir(dir);
 	if (d) {
-		while ((e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-				snprintf(path, sizeof(path), "%s/%s", dir,
-					 e->d_name);
+		while ((e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			if (e->d_type == DT_DIR)
+				state_remove_tree(path);
+			else
 				unlink(path);
-			}
+		}
 		closedir(d);
 	}
 	if (rmdir(dir) && errno != ENOENT)
 		cpa_warn("%s: %s", dir, strerror(errno));
+}
+
+void state_remove(const char *id)
+{
+	char dir[4200];
+
+	if (!spec_id_valid(id))
+		return;
+	state_job_dir(id, dir, sizeof(dir));
+	state_remove_tree(dir);
 	sync_dir(jobs_dir);
+}
+
+static uint64_t tree_bytes(const char *dir, int depth)
+{
+	char path[4600];
+	struct dirent *e;
+	struct stat st;
+	uint64_t n = 0;
+	int dfd;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	dfd = dirfd(d);
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (S_ISREG(st.st_mode))
+			n += (uint64_t)st.st_blocks * 512;
+		else if (S_ISDIR(st.st_mode) && depth < 4) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			n += tree_bytes(path, depth + 1);
+		}
+	}
+	closedir(d);
+	return n;
 }
 
 uint64_t state_job_bytes(const char *id)
 {
 	char dir[4200];
-	struct dirent *e;
-	struct stat st;
-	uint64_t n = 0;
-	int dfd;
-	DIR *d;
 
 	state_job_dir(id, dir, sizeof(dir));
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	dfd = dirfd(d);
-	while ((e = readdir(d)))
-		if (!fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
-		    S_ISREG(st.st_mode))
-			n += (uint64_t)st.st_blocks * 512;
-	closedir(d);
-	return n;
-}
-
-static void put_time(json_object *o, const char *key, int64_t t)
-{
-	char buf[32];
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	if (!t || !gmtime_r(&tt, &tm)) {
-		json_object_object_add(o, key, NULL);
-		return;
-	}
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_object_object_add(o, key, json_object_new_string(buf));
-}
-
-json_object *state_job_json(const struct job *j)
-{
-	const struct job_mode *m = &job_modes[j->spec.mode];
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "id", json_object_new_string(j->id));
-	json_object_object_add(o, "type", json_object_new_string(m->type));
-	json_object_object_add(o, "mode", json_object_new_string(m->mode));
-	json_object_object_add(o, "scope",
-			       json_object_new_string(scope_names[j->spec.scope]));
-	if (j->spec.scope == SCOPE_PID)
-		json_object_object_add(o, "pid",
-				       json_object_new_int64(j->spec.pid));
-	if (j->spec.scope == SCOPE_CONTAINER)
-		json_object_object_add(o, "container_id",
-				       json_object_new_string(j->spec.container_id));
-	json_object_object_add(o, "duration_seconds",
-			       json_object_new_int64(j->spec.duration_s));
-	if (m->has_freq)
-		json_object_object_add(o, "freq",
-				       json_object_new_int64(j->spec.freq));
-	json_object_object_add(o, "status",
-			       json_object_new_string(job_status_names[j->status]));
-	if (j->reason[0])
-		json_object_object_add(o, "reason",
-				       json_object_new_string(j->reason));
-	if (j->message[0])
-		json_object_object_add(o, "message",
-				       json_object_new_string(j->message));
-	json_object_object_add(o, "has_result",
-			       json_object_new_boolean(j->has_result));
-	put_time(o, "created_at", j->created);
-	put_time(o, "started_at", j->started);
-	put_time(o, "ended_at", j->ended);
-	return o;
+	return tree_bytes(dir, 0);
 }
 
 int state_write_atomic(const char *path, const void *data, size_t len,
@@ -309,88 +333,97 @@ static bool get_int(json_object *o, const char *key, int64_t *out)
 	return true;
 }
 
-static int64_t get_time(json_object *o, const char *key)
+static bool get_bool(json_object *o, const char *key)
 {
-	const char *s = get_str(o, key);
-	struct tm tm;
-	char *end;
+	json_object *v;
 
-	memset(&tm, 0, sizeof(tm));
-	if (!s || !(end = strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm)) || *end)
-		return 0;
-	return (int64_t)timegm(&tm);
+	return json_object_object_get_ex(o, key, &v) &&
+	       json_object_is_type(v, json_type_boolean) &&
+	       json_object_get_boolean(v);
 }
 
-/* A record back into a job; its fields checked as a body's are. */
+static void copy_str(json_object *o, const char *key, char *out, size_t len)
+{
+	const char *s = get_str(o, key);
+
+	snprintf(out, len, "%s", s ? s : "");
+}
+
+static int find_name(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; s && i < n; i++)
+		if (!strcmp(names[i], s))
+			return i;
+	return -1;
+}
+
+/* A record back into a job; each field checked as a body's is. */
 static int read_record(json_object *o, const char *id, struct job *j)
 {
 	const char *type = get_str(o, "type"), *mode = get_str(o, "mode");
-	const char *scope = get_str(o, "scope"), *status = get_str(o, "status");
-	const char *s;
-	json_object *v;
+	const char *s = get_str(o, "request_id"), *kind = get_str(o, "kind");
+	struct job_spec *sp = &j->spec;
 	int64_t n;
 	int i;
 
 	memset(j, 0, sizeof(*j));
-	s = get_str(o, "id");
-	if (!s || strcmp(s, id) || strlen(id) != JOB_ID_LEN || !type ||
-	    !mode || !scope || !status)
+	if (!s || strcmp(s, id) || !type || !mode || !kind)
 		return -1;
-	memcpy(j->id, id, JOB_ID_LEN + 1);
+	if (strlen(id) > SPEC_ID_MAX)
+		return -1;
+	snprintf(j->id, sizeof(j->id), "%.128s", id);
+	j->kind = strcmp(kind, "job") ? KIND_OPERATION : KIND_JOB;
+	copy_str(o, "owner", j->owner, sizeof(j->owner));
 	if ((i = spec_find_mode(type, mode)) < 0)
 		return -1;
-	j->spec.mode = (unsigned)i;
-	if ((i = spec_find_scope(scope)) < 0)
+	sp->mode = (unsigned)i;
+	if ((i = spec_find_lang(get_str(o, "language") ?
+				get_str(o, "language") : "")) < 0)
 		return -1;
-	j->spec.scope = (enum job_scope)i;
-	if (j->spec.scope == SCOPE_PID) {
+	sp->lang = (enum job_lang)i;
+	if ((i = spec_find_scope(get_str(o, "scope") ?
+				 get_str(o, "scope") : "")) < 0)
+		return -1;
+	sp->scope = (enum job_scope)i;
+	copy_str(o, "container_id", sp->container_id, sizeof(sp->container_id));
+	copy_str(o, "binary_match_path", sp->binary_match_path,
+		 sizeof(sp->binary_match_path));
+	copy_str(o, "hostname", sp->hostname, sizeof(sp->hostname));
+	if (sp->scope == SCOPE_PID) {
 		if (!get_int(o, "pid", &n) || n < 1 || n > UINT32_MAX)
 			return -1;
-		j->spec.pid = (uint32_t)n;
+		sp->pid = (uint32_t)n;
 	}
-	if (j->spec.scope == SCOPE_CONTAINER) {
-		s = get_str(o, "container_id");
-		if (!s || strlen(s) > SPEC_CONTAINER_ID_MAX)
-			return -1;
-		snprintf(j->spec.container_id, sizeof(j->spec.container_id),
-			 "%s", s);
-	}
+	if (sp->scope == SCOPE_CONTAINER && !sp->container_id[0])
+		return -1;
 	if (!get_int(o, "duration_seconds", &n) || n < 1 ||
 	    n > SPEC_MAX_DURATION)
 		return -1;
-	j->spec.duration_s = (unsigned)n;
-	j->spec.freq = SPEC_DEFAULT_FREQ;
-	if (get_int(o, "freq", &n) && n >= 1 && n <= SPEC_MAX_FREQ)
-		j->spec.freq = (unsigned)n;
-	for (i = 0; i < N_JOB_STATUS; i++)
-		if (!strcmp(job_status_names[i], status))
-			break;
-	if (i == N_JOB_STATUS)
+	sp->duration_s = (uint64_t)n;
+	sp->freq = SPEC_DEFAULT_FREQ;
+	if (get_int(o, "freq", &n) && n >= 1 && n <= SPEC_MAX_FREQ) {
+		sp->freq = (unsigned)n;
+		sp->has_freq = true;
+	}
+	if ((i = find_name(job_status_names, N_JOB_STATUS,
+			   get_str(o, "status"))) < 0)
 		return -1;
 	j->status = (enum job_status)i;
-	if ((s = get_str(o, "reason")))
-		snprintf(j->reason, sizeof(j->reason), "%s", s);
-	if ((s = get_str(o, "message")))
-		snprintf(j->message, sizeof(j->message), "%s", s);
-	j->has_result = json_object_object_get_ex(o, "has_result", &v) &&
-			json_object_get_boolean(v);
-	j->created = get_time(o, "created_at");
-	j->started = get_time(o, "started_at");
-	j->ended = get_time(o, "ended_at");
-	return 0;
-}
-
-bool state_job_id_valid(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n != JOB_ID_LEN)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') ||
-		      (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	i = find_name(outcome_names, N_OUTCOMES, get_str(o, "outcome"));
+	j->outcome = i > 0 ? (enum job_outcome)i : OUT_NONE;
+	if (j->status == JOB_TERMINAL && !j->outcome)
+		return -1;
+	copy_str(o, "reason", j->reason, sizeof(j->reason));
+	copy_str(o, "message", j->message, sizeof(j->message));
+	j->stop_asked = get_bool(o, "stop_asked");
+	j->attached = get_bool(o, "attached");
+	j->has_result = get_bool(o, "has_result");
+	j->published = get_bool(o, "published");
+	get_int(o, "created_ns", &j->created);
+	get_int(o, "updated_ns", &j->updated);
+	get_int(o, "started_ns", &j->started);
+	get_int(o, "ended_ns", &j->ended);
+	return j->created > 0 ? 0 : -1;
 }
 
 void state_load(void (*fn)(struct job *j, void *arg), void *arg)
@@ -405,7 +438,7 @@ void state_load(void (*fn)(struct job *j, void *arg), void *arg)
 		json_object *o;
 		struct job j;
 
-		if (!state_job_id_valid(e->d_name))
+		if (!spec_id_valid(e->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/" RECORD, jobs_dir,
 			 e->d_name);

@@ -22,23 +22,19 @@
 int state_open(const char *state_dir, char *err, size_t errlen);
 const char *state_jobs_dir(void);
 
-/* Whether s is a job id: 16 lowercase hex digits, so that an id taken
- * from a URL or a directory name can name nothing else. */
-bool state_job_id_valid(const char *s);
-
 /* STATE_DIR/jobs/ID */
 void state_job_dir(const char *id, char *out, size_t outlen);
 
 /* Makes the job's directory, its first record and the record's spare:
  * all of them, or (-1 with err) none. */
 int state_create(const struct job *j, char *err, size_t errlen);
-/* Deletes the job's directory and all in it. */
+/* Deletes the job's directory and all in it; any directory's. */
 void state_remove(const char *id);
+void state_remove_tree(const char *dir);
 /* Bytes the job's files take on disk. */
 uint64_t state_job_bytes(const char *id);
 
-/* The record as the API shows it. */
-json_object *state_job_json(const struct job *j);
+/* Writes the job's record (the whole job; the API's views are jobs.c's). */
 int state_save(const struct job *j, char *err, size_t errlen);
 
 /* Calls fn for each record that reads back whole; warns of the rest. */

@@ -187,21 +187,23 @@ frames() { tr ';' '\n' <"$1" | sed 's/ [0-9]*$//' | sort -u; }
 	"${CHECK[@]}" text "$T/top.txt"
 }
 
-@test "hostile names: cpa-serve's history and a job's raw lines" {
+@test "hostile names: cpa-serve's history, a job's folded lines and raw windows" {
 	require_serve_tools
 	serve_start "$F/serve" --dir "$F/store"
 	[ "$(BODY_FILE=$T/h.folded api GET "/v1/history?format=folded")" = 200 ]
 	"${CHECK[@]}" folded "$T/h.folded" "$TOTAL"
 	local id
-	id=$(new_job "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"pid\",\"pid\":$(cat "$F/py.pid"),\"duration_seconds\":2}")
+	id=$(new_job "$(job_body cpu python oncpu pid 2 ",\"pid\":$(cat "$F/py.pid")")")
 	wait_job "$id" completed
-	[ "$(BODY_FILE=$T/raw.json api GET "/v1/profiling/$id/raw?limit=100000")" = 200 ]
-	jq -r '.lines[]' "$T/raw.json" >"$T/raw.folded"
-	run jq -r '.total' "$T/raw.json"
-	[ "$output" = "$(wc -l <"$T/raw.folded")" ]
-	"${CHECK[@]}" folded "$T/raw.folded"
-	run grep -c '^A 999999999999_;' "$T/raw.folded"
+	# the job's folded lines, comm first
+	[ "$(BODY_FILE=$T/job.folded api GET "/v1/profiling/$id/folded")" = 200 ]
+	"${CHECK[@]}" folded "$T/job.folded"
+	run grep -c '^A 999999999999_;' "$T/job.folded"
 	[ "$output" -gt 0 ]
+	# its raw windows' pprof JSON, its frames joined as folded lines
+	raw_folded "$id" >"$T/raw.folded"
+	[ -s "$T/raw.folded" ]
+	"${CHECK[@]}" folded "$T/raw.folded"
 }
 
 # A stream with the names of an older cpa-unwind, or forged

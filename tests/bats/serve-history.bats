@@ -55,13 +55,14 @@ setup() {
 	cmp "$T/q.html" "$T/h.html"
 }
 
-@test "serve history: a bad time, format or parameter is 400 with the reason" {
+@test "serve history: a bad time, format or parameter is 400 invalid_request with the reason" {
 	[ "$(api GET "/v1/history?from=yesterday-ish")" = 400 ]
-	[[ "$(jqb -r .error)" =~ ^cpa-query:.*yesterday-ish ]]
+	[ "$(jqb -r .error.code)" = invalid_request ]
+	[[ "$(jqb -r .error.message)" =~ ^cpa-query:.*yesterday-ish ]]
 	[ "$(api GET "/v1/history?format=png")" = 400 ]
-	[ "$(jqb -r .field)" = format ]
+	[[ "$(jqb -r .error.message)" =~ ^format: ]]
 	[ "$(api GET "/v1/history?dir=/etc")" = 400 ]
-	[ "$(jqb -r .error)" = "unknown parameter 'dir'" ]
+	[ "$(jqb -r .error.message)" = "unknown parameter 'dir'" ]
 	[ "$(api GET "/v1/history?comm=")" = 400 ]
 	[ "$(api GET "/v1/history?from=--list")" = 400 ]
 }

@@ -23,16 +23,15 @@ no_capture_of() {	# no_capture_of PID: none runs any more
 	if capture_of "$1"; then return 1; fi
 }
 
-@test "serve restart: the finished job keeps its result, the running one is marked operation_lost" {
+@test "serve restart: the finished job keeps its published windows, the running one fails as operation_lost with its samples kept" {
 	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 40
 	serve_start "$T/serve"
-	done_id=$(new_job "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"pid\",\"pid\":$WL_PID,\"duration_seconds\":2}")
+	done_id=$(new_job "$(job_body cpu c oncpu pid 2 ",\"pid\":$WL_PID")")
 	wait_job "$done_id" completed
-	[ "$(api GET "/v1/profiling/$done_id/raw?limit=100000")" = 200 ]
-	body | jq -r '.lines[]' >"$T/before.folded"
-	grep -qE '^chain_fp;(.*;)?main;run;level_a;level_b;hot_leaf [0-9]+$' "$T/before.folded"
+	raw_folded "$done_id" | sort >"$T/before.folded"
+	grep -qE '^(.*;)?main;run;level_a;level_b;hot_leaf [0-9]+$' "$T/before.folded"
 
-	lost_id=$(new_job "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"pid\",\"pid\":$WL_PID,\"duration_seconds\":600}")
+	lost_id=$(new_job "$(job_body cpu c oncpu pid 600 ",\"pid\":$WL_PID")")
 	wait_for 20 job_attached "$lost_id"
 	capture_of "$WL_PID"
 	kill -KILL "$SERVE_PID"
@@ -43,38 +42,37 @@ no_capture_of() {	# no_capture_of PID: none runs any more
 
 	serve_start "$T/serve"
 	[ "$(api GET /v1/profiling)" = 200 ]
-	v=$(jqb '.jobs | length')
+	v=$(jqb '.data.items | length')
 	[ "$v" = 2 ]
 	[ "$(api GET "/v1/profiling/$done_id")" = 200 ]
-	[ "$(jqb -r .status)" = completed ]
-	[ "$(api GET "/v1/profiling/$done_id/raw?limit=100000")" = 200 ]
-	body | jq -r '.lines[]' >"$T/after.folded"
+	[ "$(jqb -r .data.terminal.outcome)" = completed ]
+	raw_folded "$done_id" | sort >"$T/after.folded"
 	cmp "$T/before.folded" "$T/after.folded"
 	[ "$(BODY_FILE=$T/fg.svg api GET "/v1/profiling/$done_id/flamegraph")" = 200 ]
 	xmllint --noout "$T/fg.svg"
 	[ "$(api GET "/v1/profiling/$lost_id")" = 200 ]
-	[ "$(jqb -r .status)" = failed ]
-	[ "$(jqb -r .reason)" = operation_lost ]
-	[ "$(jqb -r .message)" = "cpa-serve restarted while the job was running; the windows captured until then are kept" ]
-	[ "$(api GET "/v1/profiling/$lost_id/raw?limit=100000")" = 200 ]
-	body | jq -r '.lines[]' >"$T/lost.folded"
+	[ "$(jqb -r .data.status)" = terminal ]
+	[ "$(jqb -r .data.terminal.reason)" = operation_lost ]
+	[ "$(jqb -r .data.terminal.message)" = "cpa-serve restarted while the job was running; the windows captured until then are kept" ]
+	[ "$(api GET "/v1/profiling/$lost_id/raw")" = 409 ]
+	[ "$(BODY_FILE=$T/lost.folded api GET "/v1/profiling/$lost_id/folded")" = 200 ]
 	grep -qE '^chain_fp;(.*;)?main;run;level_a;level_b;hot_leaf [0-9]+$' "$T/lost.folded"
 	# the lost job no longer counts against the quota
-	again=$(new_job "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"pid\",\"pid\":$WL_PID,\"duration_seconds\":1}")
+	again=$(new_job "$(job_body cpu c oncpu pid 1 ",\"pid\":$WL_PID")")
 	wait_job "$again" completed
 }
 
 @test "serve restart: a record that does not read back is skipped with a warning, the others load" {
 	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 20
 	serve_start "$T/serve"
-	id=$(new_job "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"pid\",\"pid\":$WL_PID,\"duration_seconds\":1}")
+	id=$(new_job "$(job_body cpu c oncpu pid 1 ",\"pid\":$WL_PID")")
 	wait_job "$id" completed
 	serve_stop
-	mkdir "$T/serve/state/jobs/00000000000000ff"
-	echo '{"id":"00000000000000ff","type":"cpu"' >"$T/serve/state/jobs/00000000000000ff/job.json"
+	mkdir "$T/serve/state/jobs/id-broken"
+	echo '{"request_id":"id-broken","type":"cpu"' >"$T/serve/state/jobs/id-broken/job.json"
 	serve_start "$T/serve"
-	grep -q "00000000000000ff/job.json: not a job record; job 00000000000000ff skipped" "$T/serve/serve.log"
+	grep -q "id-broken/job.json: not a job record; job id-broken skipped" "$T/serve/serve.log"
 	[ "$(api GET /v1/profiling)" = 200 ]
-	v=$(jqb -r '[.jobs[].id] | join(",")')
+	v=$(jqb -r '[.data.items[].request_id] | join(",")')
 	[ "$v" = "$id" ]
 }

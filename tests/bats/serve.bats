@@ -24,7 +24,6 @@ post() {	# post NAME JSON: a job, its id in $F/NAME.id, its answer in $F/NAME.ne
 }
 
 setup_file() {
-	part_built libmicrohttpd || return 0
 	require_bpf
 	require_serve_tools
 	serve_start "$F/serve" --max-jobs 8 --max-jobs-per-target 2
@@ -33,14 +32,14 @@ setup_file() {
 	# CPUs. chain_fp runs outside the container, chain_nofp inside.
 	bg pid "$WL/chain_fp" --seconds 40
 	bg sleeper "$WL/sleeper" --sleep 20 --count 200
-	post off "{\"type\":\"cpu\",\"mode\":\"offcpu\",\"scope\":\"pid\",\"pid\":$(cat "$F/sleeper.pid"),\"duration_seconds\":3}"
+	post off "$(job_body cpu c offcpu pid 3 ",\"pid\":$(cat "$F/sleeper.pid")")"
 	# the sleeper starts sleeping once its capture is attached
 	wait_for 30 job_attached "$(cat "$F/off.id")"
 	kill -USR1 "$(cat "$F/sleeper.pid")"
-	post host '{"type":"cpu","mode":"oncpu","scope":"host","duration_seconds":3,"freq":99}'
-	post mem '{"type":"memory","mode":"virt","scope":"host","duration_seconds":2}'
-	post long "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"pid\",\"pid\":$(cat "$F/pid.pid"),\"duration_seconds\":600}"
-	post bad '{"type":"cpu","mode":"oncpu","scope":"pid","pid":4194304,"duration_seconds":2}'
+	post host "$(job_body cpu c oncpu host 3 ',"freq":99')"
+	post mem "$(job_body memory c virtual_alloc host 2)"
+	post long "$(job_body cpu go oncpu pid 600 ",\"pid\":$(cat "$F/pid.pid")")"
+	post bad "$(job_body cpu c oncpu pid 2 ',"pid":4194304')"
 	local root cid
 	root=$(findmnt -t cgroup2 -n -o TARGET | sed -n 1p)
 	cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -52,7 +51,7 @@ setup_file() {
 			"$(cat "$F/cg")" "$WL/chain_nofp" >"$F/cont.out" 2>&1 3>&- &
 		echo $! >>"$F/bg.pids"
 		wait_for 10 grep -q '^ready ' "$F/cont.out"
-		post cont "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"container\",\"container_id\":\"${cid:0:16}\",\"duration_seconds\":3}"
+		post cont "$(job_body cpu c++ oncpu container 3 ",\"container_id\":\"${cid:0:16}\"")"
 	fi
 }
 
@@ -71,33 +70,43 @@ setup() {
 	serve_setup
 }
 
-@test "serve: a host CPU job completes; raw, flame graph and pprof hold the workload's chain" {
+@test "serve: a host CPU job goes pending, running, terminal/completed; raw windows, flame graph and pprof hold the chain" {
 	id=$(cat "$F/host.id")
-	[ "$(jq -r .status "$F/host.new")" = running ]
-	[ "$(jq -r .freq "$F/host.new")" = 99 ]
+	[[ "$id" =~ ^id-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$ ]]
+	[ "$(jq -r .data.status "$F/host.new")" = pending ]
+	[ "$(jq -r '.data.created_at == .data.updated_at' "$F/host.new")" = true ]
+	v=$(jq -r '.data | has("started_at") or has("ended_at") or has("terminal")' "$F/host.new")
+	[ "$v" = false ]
 	wait_job "$id" completed
 	[ "$(api GET "/v1/profiling/$id")" = 200 ]
-	[ "$(jqb -r .has_result)" = true ]
-	[ "$(jqb -r .ended_at)" != null ]
+	# it was running from started_at (the launcher's word) to ended_at
+	jqb -e '.data.started_at | test("^[0-9-]+T[0-9:.]+Z$")'
+	[ "$(jqb -r .data.status)" = terminal ]
+	[ "$(jqb -c .data.terminal)" = '{"outcome":"completed"}' ]
+	jqb -e '.data.ended_at'
+	jqb -e '.data | has("result_url") | not'	# no --dashboard-url
 
-	# raw: every folded line, then the same lines a page at a time
-	[ "$(api GET "/v1/profiling/$id/raw?limit=100000")" = 200 ]
-	body | jq -r '.lines[]' >"$T/all.folded"
-	total=$(jqb -r .total)
-	[ "$total" -eq "$(wc -l <"$T/all.folded")" ]
-	[ "$total" -ge 2 ]
-	grep -qE '^chain_fp;(.*;)?main;run;level_a;level_b;hot_leaf [0-9]+$' "$T/all.folded"
-	[ "$(api GET "/v1/profiling/$id/raw?limit=1&offset=1")" = 200 ]
-	v=$(jqb -r '.lines | length')
+	# raw: windows of pprof JSON, the chain in them, paged
+	[ "$(api GET "/v1/profiling/$id/raw")" = 200 ]
+	v=$(jqb -r '.data.limit, .data.offset' | tr '\n' ' ')
+	[ "$v" = "20 0 " ]
+	n=$(jqb '.data.items | length')
+	[ "$n" -ge 1 ]
+	jqb -e '.data.items[0] | (.uploaded_timestamp | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{9}Z$")) and (.started_timestamp | test("\\.[0-9]{9}Z$"))'
+	[ "$(jqb -r '.data.items[0].profile_type')" = process_cpu:cpu:nanoseconds:cpu:nanoseconds ]
+	[ "$(jqb -r '.data.items[0].hostname')" = "$(hostname)" ]
+	v=$(jqb -r '.data.items[0] | has("tracer_id") or has("profile_data") or has("container_id")')
+	[ "$v" = false ]
+	raw_folded "$id" >"$T/raw.folded"
+	grep -qE '^(.*;)?main;run;level_a;level_b;hot_leaf [0-9]+$' "$T/raw.folded"
+	[ "$(api GET "/v1/profiling/$id/raw?limit=1&offset=0")" = 200 ]
+	v=$(jqb '.data.items | length')
 	[ "$v" = 1 ]
-	[ "$(jqb -r '.lines[0]')" = "$(sed -n 2p "$T/all.folded")" ]
-	[ "$(api GET "/v1/profiling/$id/raw?offset=$total")" = 200 ]
-	v=$(jqb -r '.lines | length')
+	[ "$(jqb -r .data.has_more)" = "$([ "$n" -gt 1 ] && echo true || echo false)" ]
+	[ "$(api GET "/v1/profiling/$id/raw?offset=$n")" = 200 ]
+	v=$(jqb '.data.items | length')
 	[ "$v" = 0 ]
-	[ "$(api GET "/v1/profiling/$id/raw?limit=0")" = 400 ]
-	[ "$(jqb -r .field)" = limit ]
-	[ "$(api GET "/v1/profiling/$id/raw?page=2")" = 400 ]
-	[ "$(jqb -r .field)" = page ]
+	[ "$(jqb -r .data.has_more)" = false ]
 
 	# flame graph: well-formed SVG naming the chain's frames
 	[ "$(BODY_FILE=$T/fg.svg api GET "/v1/profiling/$id/flamegraph")" = 200 ]
@@ -105,108 +114,125 @@ setup() {
 	for f in main run level_a level_b hot_leaf; do
 		grep -q "<title>$f (" "$T/fg.svg"
 	done
-
-	# speedscope: JSON naming the chain's frames
 	[ "$(BODY_FILE=$T/s.json api GET "/v1/profiling/$id/speedscope")" = 200 ]
-	jq -e '."$schema" | test("speedscope")' "$T/s.json"
 	jq -e '[.shared.frames[].name] | index("hot_leaf")' "$T/s.json"
 
-	# pprof: go tool pprof reads it, and finds the chain
+	# pprof: go tool pprof reads it, and every function's own samples
+	# there are its own samples in the raw windows, summed
 	command -v go >/dev/null || skip_missing "no go"
 	[ "$(BODY_FILE=$T/p.pb.gz api GET "/v1/profiling/$id/pprof")" = 200 ]
-	HOME=$T go tool pprof -traces "$T/p.pb.gz" >"$T/traces" 2>&1
-	grep -A4 -m1 ' hot_leaf$' "$T/traces" >"$T/trace"
-	grep -q ' level_b$' "$T/trace"
-	grep -q ' level_a$' "$T/trace"
+	pprof_flat "$T/p.pb.gz" >"$T/pprof.flat"
+	folded_flat "$T/raw.folded" >"$T/raw.flat"
+	grep -q '^hot_leaf [0-9]' "$T/raw.flat"
+	diff "$T/pprof.flat" "$T/raw.flat" >"$T/flat.diff" || sed -n 1,20p "$T/flat.diff"
+	cmp "$T/pprof.flat" "$T/raw.flat"
 }
 
 @test "serve: a pid-scoped off-CPU job holds only that process's off-CPU time under its chain" {
 	id=$(cat "$F/off.id")
-	[ "$(jq -r .pid "$F/off.new")" = "$(cat "$F/sleeper.pid")" ]
-	[ "$(jq -r .freq "$F/off.new")" = null ]
+	[ "$(jq -r .data.pid "$F/off.new")" = "$(cat "$F/sleeper.pid")" ]
+	v=$(jq -r '.data | has("freq")' "$F/off.new")
+	[ "$v" = false ]
 	wait_job "$id" completed
-	[ "$(api GET "/v1/profiling/$id/raw?limit=100000")" = 200 ]
-	body | jq -r '.lines[]' >"$T/off.folded"
-	grep -qE '^off-CPU blocked;sleeper;(.*;)?main;run_sleeps;sleep_once;' "$T/off.folded"
-	# nothing but the sleeper's off-CPU intervals: no on-CPU sample, no
-	# other process
-	run ! grep -vE '^(off-CPU blocked|scheduling delay[^;]*);sleeper;' "$T/off.folded"
+	raw_folded "$id" >"$T/off.folded"
+	[ "$(api GET "/v1/profiling/$id/raw")" = 200 ]
+	[ "$(jqb -r '.data.items[0].profile_type')" = off_cpu:off_cpu:nanoseconds:off_cpu:nanoseconds ]
+	grep -qE '^off-CPU blocked;(.*;)?main;run_sleeps;sleep_once;' "$T/off.folded"
+	# nothing but off-CPU intervals: no on-CPU sample
+	run ! grep -vE '^(off-CPU blocked|scheduling delay[^;]*);' "$T/off.folded"
+	[ "$(BODY_FILE=$T/off.txt api GET "/v1/profiling/$id/folded")" = 200 ]
+	run ! grep -vE '^(off-CPU blocked|scheduling delay[^;]*);sleeper;' "$T/off.txt"
 }
 
 @test "serve: a container-scoped job holds only the samples of the container's cgroup" {
 	[ -s "$F/cg" ] || skip "no cgroup2 hierarchy mounted"
 	id=$(cat "$F/cont.id")
 	cid=$(cat "$F/cid")
-	[ "$(jq -r .container_id "$F/cont.new")" = "${cid:0:16}" ]
+	[ "$(jq -r .data.container_id "$F/cont.new")" = "${cid:0:16}" ]
 	wait_job "$id" completed
-	[ "$(api GET "/v1/profiling/$id/raw?limit=100000")" = 200 ]
-	body | jq -r '.lines[]' >"$T/c.folded"
+	[ "$(api GET "/v1/profiling/$id/raw")" = 200 ]
+	[ "$(jqb -r '.data.items[0].container_id')" = "${cid:0:16}" ]
+	[ "$(BODY_FILE=$T/c.folded api GET "/v1/profiling/$id/folded")" = 200 ]
 	grep -qE '^chain_nofp;(.*;)?main;run;level_a;level_b;hot_leaf [0-9]+$' "$T/c.folded"
 	# chain_fp spins outside the container all the while
 	run ! grep -v '^chain_nofp;' "$T/c.folded"
 }
 
-@test "serve: a stopped job ends as stopped with its partial result; stop is idempotent" {
+@test "serve: stop moves running to stopping, then terminal/stopped; stopped is 409 on stop and raw, cpa's formats keep its samples" {
 	id=$(cat "$F/long.id")
 	wait_for 20 job_attached "$id"
+	[ "$(job_status "$id")" = running ]
 	# no result while it runs
+	[ "$(api GET "/v1/profiling/$id/raw")" = 409 ]
+	[ "$(jqb -r .error.code)" = result_not_ready ]
 	[ "$(api GET "/v1/profiling/$id/flamegraph")" = 409 ]
+	[ "$(jqb -r .error.code)" = result_not_ready ]
 	t0=$(date +%s)
-	[ "$(api POST "/v1/profiling/$id/stop")" = 202 ]
-	[ "$(jqb -r .status)" = stopping ]
-	# asked again: the same job, stopping or already stopped
+	[ "$(api POST "/v1/profiling/$id/stop")" = 200 ]
+	[ "$(jqb -r .data.status)" = stopping ]
+	v=$(jqb -r '.data | has("terminal")')
+	[ "$v" = false ]
+	# asked again while it stops: the same snapshot, or terminal already
 	code=$(api POST "/v1/profiling/$id/stop")
-	[[ "$code" =~ ^20[02]$ ]]
-	[[ "$(jqb -r .status)" =~ ^(stopping|stopped)$ ]]
+	[[ "$code" =~ ^(200|409)$ ]]
 	wait_job "$id" stopped 30
 	[ $(( $(date +%s) - t0 )) -lt 30 ]
-	[ "$(api POST "/v1/profiling/$id/stop")" = 200 ]
-	[ "$(jqb -r .status)" = stopped ]
-	[ "$(api GET "/v1/profiling/$id/raw?limit=100000")" = 200 ]
-	body | jq -r '.lines[]' >"$T/p.folded"
+	[ "$(api GET "/v1/profiling/$id")" = 200 ]
+	[ "$(jqb -c .data.terminal)" = '{"outcome":"stopped"}' ]
+	[ "$(api POST "/v1/profiling/$id/stop")" = 409 ]
+	[ "$(jqb -c .error)" = '{"code":"job_conflict","message":"Job is already terminal"}' ]
+	[ "$(api GET "/v1/profiling/$id/raw")" = 409 ]
+	[ "$(jqb -r .error.code)" = result_unavailable ]
+	[ "$(BODY_FILE=$T/p.folded api GET "/v1/profiling/$id/folded")" = 200 ]
 	grep -qE '^chain_fp;(.*;)?main;run;level_a;level_b;hot_leaf [0-9]+$' "$T/p.folded"
-	[ "$(api GET "/v1/profiling?status=stopped")" = 200 ]
-	v=$(jqb -r --arg id "$id" '[.jobs[] | select(.id == $id)] | length')
-	[ "$v" = 1 ]
-	[ "$(api GET "/v1/profiling?status=running")" = 200 ]
-	v=$(jqb -r --arg id "$id" '[.jobs[] | select(.id == $id)] | length')
-	[ "$v" = 0 ]
+	# the list: newest first
+	[ "$(api GET /v1/profiling)" = 200 ]
+	jqb -e '[.data.items[].created_at] | . == (sort | reverse)'
+	jqb -e --arg id "$id" '[.data.items[] | select(.request_id == $id)] | length == 1'
 }
 
 @test "serve: a memory job records address space growth by allocating stack, in bytes" {
 	id=$(cat "$F/mem.id")
 	wait_job "$id" completed
-	[ "$(api GET "/v1/profiling/$id/raw?limit=100000")" = 200 ]
-	body | jq -r '.lines[]' >"$T/mem.folded"
+	[ "$(api GET "/v1/profiling/$id/raw")" = 200 ]
+	[ "$(jqb -r '.data.items[0].profile_type')" = memory:virtual_alloc:bytes:space:bytes ]
+	jqb -e '.data.items[0].profile | .string_table[.sample_type[0].unit] == "bytes"'
+	[ "$(BODY_FILE=$T/mem.folded api GET "/v1/profiling/$id/folded")" = 200 ]
 	# the processes that mapped memory meanwhile (the job's own
 	# cpa-unwind does), under the memory kind's root frame
 	grep -qE '^memory virtual;[^;]+;.* [0-9]+$' "$T/mem.folded"
 	run ! grep -v '^memory virtual;' "$T/mem.folded"
 }
 
-@test "serve: a job whose capture fails is failed with its reason and the capture's words" {
+@test "serve: a job whose capture cannot start goes terminal/failed with execution_start_failed and the capture's words" {
 	id=$(cat "$F/bad.id")
 	wait_job "$id" failed
 	[ "$(api GET "/v1/profiling/$id")" = 200 ]
-	[ "$(jqb -r .reason)" = capture_failed ]
-	[ "$(jqb -r .message)" = "cpa-capture: --pid 4194304: no such process" ]
-	[ "$(api GET "/v1/profiling/$id/raw")" = 404 ]
+	[ "$(jqb -r .data.terminal.reason)" = execution_start_failed ]
+	[ "$(jqb -r .data.terminal.message)" = "cpa-capture: --pid 4194304: no such process" ]
+	[ "$(api GET "/v1/profiling/$id/raw")" = 409 ]
+	[ "$(jqb -r .error.code)" = result_unavailable ]
 }
 
-@test "serve: the server holds no capability; capabilities come from cpa-capture --features" {
+@test "serve: the server holds no capability; the nine capability rows are HUATUO's, kernel features in /version" {
 	grep -qx 'CapEff:	0000000000000000' "/proc/$SERVE_PID/status"
 	grep -qx 'CapPrm:	0000000000000000' "/proc/$SERVE_PID/status"
 	grep -qx 'CapBnd:	0000000000000000' "/proc/$SERVE_PID/status"
 	grep -qx 'NoNewPrivs:	1' "/proc/$SERVE_PID/status"
 	[ "$(api GET /v1/profiling/capabilities)" = 200 ]
+	v=$(jqb -r '.data | keys | join(",")')
+	[ "$v" = items ]
+	v=$(jqb -r '[.data.items[] | "\(.type)/\(.language)"] | join(",")')
+	[ "$v" = cpu/c,cpu/c++,cpu/go,cpu/java,cpu/python,memory/c,memory/c++,memory/go,memory/java ]
+	# HUATUO's modes, scopes and binary match in each row, cpa's a superset
+	jqb -e '.data.items[0] | .modes == ["oncpu","offcpu"] and .supports_binary_match == false and (.supported_scopes | index("host") and index("container"))'
+	jqb -e '.data.items[3] | .modes == ["oncpu"] and .supports_binary_match == true and (.supported_scopes | index("container"))'
+	jqb -e '.data.items[5].modes[0:3] == ["virtual_alloc","physical_alloc","physical_usage"]'
+	jqb -e '.data.items[8] | .modes == ["object_alloc","object_usage"]'
+	jqb -e '[.data.items[] | keys == ["language","modes","supported_scopes","supports_binary_match","type"]] | all'
+	curl -sS "$SERVE_URL/version" >"$T/version"
+	[ "$(jq -r .data.name "$T/version")" = cpa-serve ]
 	cpa-capture --features >"$T/features"
-	[ "$(jqb -r .kernel)" = "$(sed -n 's/^kernel=//p' "$T/features")" ]
-	[ "$(jqb -r .features.bpf)" = true ]
-	[ "$(jqb -r .features.pmu)" = "$(sed -n 's/^pmu=yes/true/p; s/^pmu=no/false/p' "$T/features")" ]
-	v=$(jqb -r '.types.cpu | join(",")')
-	[ "$v" = oncpu,offcpu ]
-	v=$(jqb -r '.types.memory | join(",")')
-	[ "$v" = virt,phys,usage,malloc ]
-	v=$(jqb -r '.scopes | join(",")')
-	[ "$v" = host,pid,container ]
+	[ "$(jq -r .data.kernel "$T/version")" = "$(sed -n 's/^kernel=//p' "$T/features")" ]
+	[ "$(jq -r .data.features.bpf "$T/version")" = true ]
 }

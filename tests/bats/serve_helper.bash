@@ -61,7 +61,14 @@ api() {
 
 body() { cat "${BODY_FILE:-$BATS_TEST_TMPDIR/body}"; }
 
-# new_job JSON: posts a job, expects 201, prints its id.
+# job_body TYPE LANGUAGE MODE SCOPE DURATION [MORE FIELDS]: a create body
+# for this host, in HUATUO's fields (MORE: ',"pid":N' and the like).
+job_body() {
+	printf '{"type":"%s","language":"%s","mode":"%s","scope":"%s","duration_seconds":%s,"hostname":"%s"%s}' \
+		"$1" "$2" "$3" "$4" "$5" "$(hostname)" "${6:-}"
+}
+
+# new_job JSON: posts a job, expects 201, prints its request_id.
 new_job() {
 	local code
 	code=$(BODY_FILE=$BATS_TEST_TMPDIR/new api POST /v1/profiling \
@@ -70,12 +77,14 @@ new_job() {
 		echo "POST /v1/profiling $1: $code $(cat "$BATS_TEST_TMPDIR/new")" >&2
 		return 1
 	fi
-	jq -re .id "$BATS_TEST_TMPDIR/new"
+	jq -re .data.request_id "$BATS_TEST_TMPDIR/new"
 }
 
-job_status() {
-	curl -sS -H "Authorization: Bearer $TOKEN" "$SERVE_URL/v1/profiling/$1" | jq -r .status
+job_record() {
+	curl -sS -H "Authorization: Bearer $TOKEN" "$SERVE_URL/v1/profiling/$1"
 }
+
+job_status() { job_record "$1" | jq -r .data.status; }
 
 job_has_status() {	# job_has_status ID STATUS
 	[ "$(job_status "$1")" = "$2" ]
@@ -87,24 +96,60 @@ job_attached() {
 	grep -q 'backend ' "$SERVE_DIR/state/jobs/$1/log" 2>/dev/null
 }
 
-# wait_job ID STATUS [TIMEOUT]: waits for the job to end, and requires it
-# to have ended as STATUS (the record is printed when it did not).
+job_ended() { job_has_status "$1" terminal; }
+
+# wait_job ID OUTCOME [TIMEOUT]: waits for the job to be terminal, and
+# requires its outcome (the record is printed when it is not).
 wait_job() {
 	wait_for "${3:-40}" job_ended "$1"
 	local rec
-	rec=$(curl -sS -H "Authorization: Bearer $TOKEN" "$SERVE_URL/v1/profiling/$1")
-	if [ "$(jq -r .status <<<"$rec")" != "$2" ]; then
+	rec=$(job_record "$1")
+	if [ "$(jq -r .data.terminal.outcome <<<"$rec")" != "$2" ]; then
 		echo "job $1 ended as: $rec" >&2
 		cat "$SERVE_DIR/state/jobs/$1/log" >&2
 		return 1
 	fi
 }
 
-job_ended() {
-	case "$(job_status "$1")" in
-	completed|failed|stopped) return 0 ;;
-	esac
-	return 1
+# raw_folded ID: the job's raw windows, every page, as folded lines
+# (frames root first, the first value of each sample), one per sample.
+raw_folded() {
+	local off=0 more=true
+	while [ "$more" = true ]; do
+		BODY_FILE=$BATS_TEST_TMPDIR/rawpage api GET "/v1/profiling/$1/raw?limit=100&offset=$off" >/dev/null
+		jq -r '.data.items[].profile as $p |
+			($p.function | map({key: (.id | tostring), value: $p.string_table[.name]}) | from_entries) as $fn |
+			($p.location | map({key: (.id | tostring), value: $fn[.line[0].function_id | tostring]}) | from_entries) as $loc |
+			$p.sample[] | "\([.location_id[] | tostring | $loc[.]] | reverse | join(";")) \(.value[0])"' \
+			"$BATS_TEST_TMPDIR/rawpage"
+		more=$(jq -r .data.has_more "$BATS_TEST_TMPDIR/rawpage")
+		off=$((off + 100))
+	done
+}
+
+# pprof_flat FILE: each function's own weight (the first sample type)
+# as go tool pprof reads the profile, "NAME COUNT" sorted; names whole,
+# as -raw gives them (its other views shorten C++ and Python names).
+pprof_flat() {
+	HOME=$BATS_TEST_TMPDIR go tool pprof -raw "$1" 2>/dev/null | awk '
+		/^Samples:/ { part = "s"; getline; next }
+		/^Locations/ { part = "l"; next }
+		/^Mappings/ { part = "" }
+		part == "s" && /:/ { split($0, kv, ":"); split(kv[1], v, " ");
+			split(kv[2], ids, " "); flat[ids[1]] += v[1] }
+		part == "l" && /^ *[0-9]+: / {
+			id = $1; sub(/:$/, "", id)
+			if (match($0, / s=0\(.*\)$/))
+				name = substr($0, RSTART + 5, RLENGTH - 6)
+			else { name = $0; sub(/^ *[0-9]+: [^ ]+ (M=[0-9]+ )?/, "", name); sub(/ :[0-9]+ s=0$/, "", name) }
+			names[id] = name }
+		END { for (id in flat) if (flat[id]) print names[id], flat[id] }' | sort
+}
+
+# folded_flat FILE: the same of folded lines.
+folded_flat() {
+	awk '{ n = $NF; $NF = ""; sub(/ $/, ""); k = split($0, fr, ";"); flat[fr[k]] += n }
+		END { for (f in flat) if (flat[f]) print f, flat[f] }' "$1" | sort
 }
 
 # jqb ARGS...: jq on the last answer's body.

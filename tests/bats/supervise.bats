@@ -71,7 +71,7 @@ check_caps() {
 	sleep 60 3>&- &
 	WL_BG_PIDS=$!
 	serve_start "$T/serve"
-	id=$(new_job "{\"type\":\"cpu\",\"mode\":\"oncpu\",\"scope\":\"pid\",\"pid\":$WL_BG_PIDS,\"duration_seconds\":30}")
+	id=$(new_job "$(job_body cpu c oncpu pid 30 ",\"pid\":$WL_BG_PIDS")")
 	wait_for 30 job_attached "$id" || { cat "$SERVE_DIR/state/jobs/$id/log"; false; }
 	# server -> launcher -> cpa-supervise -> capture, unwind
 	launcher=$(pgrep -P "$SERVE_PID" -x cpa-serve-jobs)
