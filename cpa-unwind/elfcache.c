@@ -45,9 +45,11 @@ struct elfcache {
 	struct dbgfetch *fetch;
 	uint64_t fetch_gen;	/* of the fetcher, when last looked at */
 	bool fetch_due;		/* an object may await a fetched file */
+	enum elfobj_inlines inlines;	/* when loads read them */
 
 	/* the loader thread and its queue (see "the loader thread") */
 	pthread_mutex_t lock;
+	bool inline_running;	/* one inline table is read at a time */
 	pthread_cond_t cond;
 	pthread_t loaders[LOADER_THREADS];
 	unsigned nloaders;
@@ -167,12 +169,10 @@ static void unlink_chains(struct elfcache *c, struct elf_obj *o)
 	}
 }
 
-/* Unloads o, including its --inline DWARF, which elfobj.c knows nothing
- * about. */
+/* Unloads o; a job reading its inlined instances is left to finish and
+ * be dropped (attach_inlines). */
 static void unload(struct elf_obj *o)
 {
-	inline_dwarf_free(o->inl);
-	o->inl = NULL;
 	elfobj_unload(o);
 }
 
@@ -346,12 +346,23 @@ static void load_file(struct elfcache *c, struct elf_obj *o, int fd,
 {
 	char dir[PATH_MAX];
 	src_dir(src, dir, sizeof(dir));
-	if (elfobj_load(o, fd, rootfd, dir, &c->dbg, c->max_object) < 0 &&
+	if (elfobj_load(o, fd, rootfd, dir, &c->dbg, c->max_object,
+			c->inlines) < 0 &&
 	    !o->loaded) {
 		/* Keep the failure: an object that cannot be parsed is
 		 * remembered as such instead of being retried per frame. */
 		o->loaded = true;
 	}
+}
+
+/* An object's inlined instances, read: counted. */
+static void count_inlines(struct elfcache *c, const struct elf_obj *o)
+{
+	if (o->inl.nranges)
+		c->st.inline_tables++;
+	else if (o->inl_state == INLINE_OVER_BUDGET ||
+		 o->inl_state == INLINE_FAILED)
+		c->st.inline_refused++;
 }
 
 static void account_load(struct elfcache *c, struct elf_obj *o,
@@ -360,6 +371,7 @@ static void account_load(struct elfcache *c, struct elf_obj *o,
 	if (o->fail)
 		c->st.fails[o->fail]++;
 	c->st.cfi_refused_fdes += o->cfi.refused_fdes;
+	count_inlines(c, o);
 	cpa_debug("loaded %s (pid %u): %u symbols%s, %u unwind rows from %u "
 		  "FDEs%s%s", src->path, src->pid, o->syms.n,
 		  o->debug_file ? " (debug file)" : "", o->cfi.n, o->cfi.fdes,
@@ -395,6 +407,12 @@ struct elf_load {
 	struct elf_src src;	/* path and build_id point into this */
 	char *path;
 	uint8_t build_id[ELFOBJ_BUILD_ID_MAX];
+	/* a job reading the inlined instances of the cached object of key,
+	 * within inl_budget, not a load: see "inlined instances" */
+	bool inline_job;
+	uint8_t inl_state;
+	size_t inl_budget;
+	struct inline_table inl;
 	/* the loader's answer */
 	struct elf_obj *obj;	/* a new object, loaded, not in the cache */
 	uint8_t key[ELFOBJ_KEY_MAX];
@@ -413,6 +431,7 @@ static void free_load(struct elf_load *ld)
 		unload(ld->obj);
 		free(ld->obj);
 	}
+	inline_table_free(&ld->inl);
 	free(ld->path);
 	free(ld);
 }
@@ -457,6 +476,26 @@ static bool cached_key(struct elfcache *c, const struct stat *st, int fd,
 	return loaded;
 }
 
+/* A file found by one route, and its key (cached_key). */
+struct keyed_file {
+	int fd, rootfd;
+	struct stat st;
+	uint8_t key[ELFOBJ_KEY_MAX];
+	size_t len;
+	bool is_elf, cached;
+};
+
+/* The file of src by route into *f; its fd, -1 when the route has none. */
+static int open_keyed(struct elfcache *c, const struct elf_src *src,
+		      int route, struct keyed_file *f)
+{
+	f->fd = open_route(src, route, &f->rootfd, &f->st);
+	if (f->fd >= 0)
+		f->cached = cached_key(c, &f->st, f->fd, f->key, &f->len,
+				       &f->is_elf);
+	return f->fd;
+}
+
 /* On the loader thread: finds the file of ld->src and, when the cache
  * does not have it, loads it into a new object. */
 static void run_load(struct elfcache *c, struct elf_load *ld)
@@ -467,43 +506,74 @@ static void run_load(struct elfcache *c, struct elf_load *ld)
 						   src->build_id_len) : 0;
 	int mismatch = 0;
 	for (int route = 0; route < 3; route++) {
-		int rootfd;
-		struct stat st;
-		int fd = open_route(src, route, &rootfd, &st);
-		if (fd < 0)
+		struct keyed_file f;
+		if (open_keyed(c, src, route, &f) < 0)
 			continue;
-		uint8_t fkey[ELFOBJ_KEY_MAX];
-		size_t flen;
-		bool is_elf;
-		bool cached = cached_key(c, &st, fd, fkey, &flen, &is_elf);
 		/* A path that holds another build of the file is the wrong
 		 * file: try the next route. */
-		if (klen && (flen != klen || memcmp(fkey, key, klen))) {
-			close_route(fd, rootfd);
-			mismatch = is_elf ? ELFOBJ_FAIL_MISMATCH
-					  : ELFOBJ_FAIL_NOT_ELF;
+		if (klen && (f.len != klen || memcmp(f.key, key, klen))) {
+			close_route(f.fd, f.rootfd);
+			mismatch = f.is_elf ? ELFOBJ_FAIL_MISMATCH
+					    : ELFOBJ_FAIL_NOT_ELF;
 			continue;
 		}
-		memcpy(ld->key, fkey, flen);
-		ld->key_len = (uint8_t)flen;
-		if (!cached) {
-			struct elf_obj *o = new_object(fkey, flen, &st);
+		memcpy(ld->key, f.key, f.len);
+		ld->key_len = (uint8_t)f.len;
+		if (!f.cached) {
+			struct elf_obj *o = new_object(f.key, f.len, &f.st);
 			uint64_t t0 = cpa_mono_ns();
 			if (!o) {
 				ld->fail = ELFOBJ_FAIL_NOMEM;
-			} else if (!is_elf) {
+			} else if (!f.is_elf) {
 				o->loaded = true;
 				o->fail = ELFOBJ_FAIL_NOT_ELF;
 			} else {
-				load_file(c, o, fd, rootfd, src);
+				load_file(c, o, f.fd, f.rootfd, src);
 			}
 			ld->obj = o;
 			ld->load_ns = cpa_mono_ns() - t0;
 		}
-		close_route(fd, rootfd);
+		close_route(f.fd, f.rootfd);
 		return;
 	}
 	ld->fail = mismatch ? mismatch : ELFOBJ_FAIL_OPEN;
+}
+
+/*
+ * Inlined instances: an object loads without them, so that its symbols
+ * and CFI serve samples at once; when it has DWARF (inl_state
+ * INLINE_PENDING), the sample thread then queues a job for a loader
+ * (elfcache_queue_inlines, when frames.c finds the object worth it),
+ * which opens the file again by the same routes, reads the table, one
+ * job at a time and after the loads queued (libdw holds the whole DWARF,
+ * decompressed, while it reads: two at once would double that), and
+ * hands it back through the finished list; the sample thread gives it to
+ * the object of that key if it is still loaded and waiting for one
+ * (attach_inlines), between samples. A recording reads them in the load
+ * instead, from the same open file (ELFOBJ_INLINES_NOW): its samples wait
+ * for loads, and come out whole and the same every run.
+ */
+static void run_inline(struct elfcache *c, struct elf_load *ld)
+{
+	const struct elf_src *src = &ld->src;
+	ld->inl_state = INLINE_FAILED;
+	for (int route = 0; route < 3; route++) {
+		struct keyed_file f;
+		if (open_keyed(c, src, route, &f) < 0)
+			continue;
+		if (f.len != ld->key_len || memcmp(f.key, ld->key, f.len)) {
+			close_route(f.fd, f.rootfd);
+			continue;	/* another file by now */
+		}
+		char dir[PATH_MAX];
+		src_dir(src, dir, sizeof(dir));
+		uint64_t t0 = cpa_mono_ns();
+		ld->inl_state = (uint8_t)elfobj_read_inlines(
+			&ld->inl, f.fd, f.rootfd, dir, &c->dbg, ld->inl_budget);
+		ld->load_ns = cpa_mono_ns() - t0;
+		close_route(f.fd, f.rootfd);
+		return;
+	}
 }
 
 /*
@@ -530,27 +600,58 @@ static void unfinish(struct elfcache *c, struct elf_load *ld)
 		}
 }
 
+/* The next job for a loader, taken out of the queue: the first load, else
+ * the first inline job when none runs (see "inlined instances"); NULL
+ * when there is none to run. c->lock held. */
+static struct elf_load *next_job(struct elfcache *c)
+{
+	struct elf_load **pick = NULL, *prev = NULL, *pick_prev = NULL;
+	for (struct elf_load **pp = &c->queue; *pp; pp = &(*pp)->next) {
+		if (!(*pp)->inline_job) {
+			pick = pp;
+			pick_prev = prev;
+			break;
+		}
+		if (!pick && !c->inline_running) {
+			pick = pp;
+			pick_prev = prev;
+		}
+		prev = *pp;
+	}
+	if (!pick)
+		return NULL;
+	struct elf_load *ld = *pick;
+	*pick = ld->next;
+	if (c->queue_tail == ld)
+		c->queue_tail = pick_prev;
+	if (ld->inline_job)
+		c->inline_running = true;
+	return ld;
+}
+
 static void *loader_main(void *arg)
 {
 	struct elfcache *c = arg;
 	pthread_mutex_lock(&c->lock);
 	while (!c->stopping) {
-		struct elf_load *ld = c->queue;
+		struct elf_load *ld = next_job(c);
 		if (!ld) {
 			pthread_cond_wait(&c->cond, &c->lock);
 			continue;
 		}
-		c->queue = ld->next;
-		if (!c->queue)
-			c->queue_tail = NULL;
 		pthread_mutex_unlock(&c->lock);
-		run_load(c, ld);
+		if (ld->inline_job)
+			run_inline(c, ld);
+		else
+			run_load(c, ld);
 		release_freed();
 		pthread_mutex_lock(&c->lock);
+		if (ld->inline_job)
+			c->inline_running = false;
 		ld->done = true;
 		if (ld->abandoned) {
 			free_load(ld);
-		} else if (ld->obj) {
+		} else if (ld->obj || ld->inline_job) {
 			ld->fnext = c->finished;
 			__atomic_store_n(&c->finished, ld, __ATOMIC_RELAXED);
 		}
@@ -608,12 +709,9 @@ static bool submit(struct elfcache *c, struct elf_load *ld)
 	return queued;
 }
 
-struct elf_load *elfcache_request(struct elfcache *c, const struct elf_src *src,
-				  struct elf_obj **obj)
+/* A load of src, its strings copied; NULL when out of memory. */
+static struct elf_load *new_load(struct elfcache *c, const struct elf_src *src)
 {
-	*obj = find_by_record(c, src);
-	if (*obj)
-		return NULL;
 	struct elf_load *ld = calloc(1, sizeof(*ld));
 	if (ld)
 		ld->path = strdup(src->path);
@@ -629,6 +727,12 @@ struct elf_load *elfcache_request(struct elfcache *c, const struct elf_src *src,
 	if (ld->src.build_id_len)
 		memcpy(ld->build_id, src->build_id, ld->src.build_id_len);
 	ld->src.build_id = ld->build_id;
+	return ld;
+}
+
+/* Starts the loader threads if they are not running. */
+static void start_loaders(struct elfcache *c)
+{
 	pthread_mutex_lock(&c->lock);
 	/* Loaders block every signal: the statistics timer must interrupt
 	 * the main thread's wait for input, or an idle cpa-unwind stops
@@ -645,8 +749,54 @@ struct elf_load *elfcache_request(struct elfcache *c, const struct elf_src *src,
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_unlock(&c->lock);
+}
+
+struct elf_load *elfcache_request(struct elfcache *c, const struct elf_src *src,
+				  struct elf_obj **obj)
+{
+	*obj = find_by_record(c, src);
+	if (*obj)
+		return NULL;
+	struct elf_load *ld = new_load(c, src);
+	if (!ld)
+		return NULL;
+	start_loaders(c);
 	submit(c, ld);
 	return ld;
+}
+
+/* On the sample thread: a read table goes to the object of its key when
+ * that is loaded and waits for one; ld is freed. */
+static void attach_inlines(struct elfcache *c, struct elf_load *ld)
+{
+	struct elf_obj *o = find_key(c, ld->key, ld->key_len);
+	c->st.inline_ns += ld->load_ns;
+	if (o && o->loaded && o->inl_state == INLINE_QUEUED) {
+		o->inl = ld->inl;
+		memset(&ld->inl, 0, sizeof(ld->inl));
+		o->inl_state = ld->inl_state;
+		count_inlines(c, o);
+		elfcache_charge(c, o, o->inl.bytes);
+	}
+	free_load(ld);
+}
+
+void elfcache_queue_inlines(struct elfcache *c, struct elf_obj *o,
+			    const struct elf_src *src)
+{
+	if (o->inl_state != INLINE_PENDING || o == c->vdso)
+		return;
+	struct elf_load *ld = new_load(c, src);
+	if (!ld)
+		return;
+	ld->inline_job = true;
+	memcpy(ld->key, o->key, o->key_len);
+	ld->key_len = o->key_len;
+	ld->inl_budget = o->bytes < c->max_object ? c->max_object - o->bytes : 0;
+	o->inl_state = INLINE_QUEUED;
+	start_loaders(c);
+	if (!submit(c, ld))
+		attach_inlines(c, ld);	/* no loader thread: read here */
 }
 
 /* On the sample thread: the object a loader made goes into the cache;
@@ -700,7 +850,10 @@ static void adopt_finished(struct elfcache *c)
 	while (ld) {
 		struct elf_load *next = ld->fnext;
 		ld->fnext = NULL;
-		take_object(c, ld);
+		if (ld->inline_job)
+			attach_inlines(c, ld);
+		else
+			take_object(c, ld);
 		ld = next;
 	}
 }
@@ -816,22 +969,16 @@ static void stop_loader(struct elfcache *c)
 		c->queue = ld->next;
 		free_load(ld);
 	}
-}
-
-int elfcache_reopen(struct elfcache *c, struct elf_obj *o,
-		    const struct elf_src *src, int *rootfd)
-{
-	for (int route = 0; route < 3; route++) {
-		struct stat st;
-		int fd = open_route(src, route, rootfd, &st);
-		if (fd < 0)
-			continue;
-		if (find_stat(c, &st) == o)
-			return fd;
-		close_route(fd, *rootfd);
+	/* finished inline jobs are the cache's own; loads, the mappings' */
+	for (struct elf_load **pp = &c->finished; *pp;) {
+		struct elf_load *ld = *pp;
+		if (ld->inline_job) {
+			*pp = ld->fnext;
+			free_load(ld);
+		} else {
+			pp = &ld->fnext;
+		}
 	}
-	*rootfd = -1;
-	return -1;
 }
 
 /* The vdso is the same image in every process of this kernel: ours. */
@@ -857,11 +1004,6 @@ struct elf_obj *elfcache_vdso(struct elfcache *c)
 		elfobj_load_image(c->vdso, (const void *)base, size,
 				  c->max_object);
 	return c->vdso;
-}
-
-size_t elfcache_room(const struct elfcache *c, const struct elf_obj *o)
-{
-	return o->bytes < c->max_object ? c->max_object - o->bytes : 0;
 }
 
 void elfcache_charge(struct elfcache *c, struct elf_obj *o, size_t n)
@@ -917,6 +1059,11 @@ static bool fetched(void *ctx, const uint8_t *id, size_t len, char *path,
 	return dbgfetch_lookup(ctx, id, len, path, cap);
 }
 
+void elfcache_set_inlines(struct elfcache *c, enum elfobj_inlines when)
+{
+	c->inlines = when;
+}
+
 void elfcache_set_debug(struct elfcache *c, const char *dir,
 			struct dbgfetch *fetch)
 {
@@ -924,11 +1071,6 @@ void elfcache_set_debug(struct elfcache *c, const char *dir,
 	c->dbg.fetched = fetch ? fetched : NULL;
 	c->dbg.ctx = fetch;
 	c->fetch = fetch;
-}
-
-const struct debug_sources *elfcache_debug_sources(const struct elfcache *c)
-{
-	return &c->dbg;
 }
 
 /*
@@ -971,6 +1113,8 @@ static void forget_out_ids(struct elf_obj *o)
 	if (o && o->out_ids)
 		memset(o->out_ids, 0,
 		       (o->syms.n ? o->syms.n : 1) * sizeof(*o->out_ids));
+	if (o)
+		inline_forget_out_ids(&o->inl);
 }
 
 void elfcache_forget_out_ids(struct elfcache *c)

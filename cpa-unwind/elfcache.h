@@ -39,6 +39,9 @@ struct elfcache_stats {
 	uint64_t load_ns;	/* time spent loading (warm-up cost) */
 	uint64_t load_waits;	/* lookups left unnamed: still loading */
 	uint64_t refetched;	/* unloaded to be named by a fetched file */
+	uint64_t inline_tables;	/* loads that found inlined instances */
+	uint64_t inline_refused;	/* ... whose DWARF was over budget */
+	uint64_t inline_ns;	/* time spent reading them (warm-up cost) */
 };
 
 struct elfcache;
@@ -49,7 +52,12 @@ struct elfcache *elfcache_new(uint64_t max_bytes, uint64_t max_object);
  * host (NULL: none), and fetch (NULL: no fetching). */
 void elfcache_set_debug(struct elfcache *c, const char *dir,
 			struct dbgfetch *fetch);
-const struct debug_sources *elfcache_debug_sources(const struct elfcache *c);
+/* When loads read the inlined instances (--inline); before any load. */
+void elfcache_set_inlines(struct elfcache *c, enum elfobj_inlines when);
+/* Queues the reading of o's inlined instances, if it has DWARF not read
+ * yet (INLINE_PENDING); src is a mapping of o. */
+void elfcache_queue_inlines(struct elfcache *c, struct elf_obj *o,
+			    const struct elf_src *src);
 /* Unloads the objects whose debug file was fetched since they loaded,
  * to be loaded again with it; called between samples. */
 void elfcache_take_fetched(struct elfcache *c);
@@ -82,17 +90,7 @@ void elfcache_abandon(struct elfcache *c, struct elf_load *ld);
 void elfcache_set_deadline(struct elfcache *c, uint64_t deadline_ns);
 /* The host's vdso object (the same image in every process), referenced. */
 struct elf_obj *elfcache_vdso(struct elfcache *c);
-/*
- * Opens the file o was loaded from again (--inline reads its DWARF).
- * Returns the descriptor, with *rootfd as for elfobj_load (the caller
- * closes both), or -1.
- */
-int elfcache_reopen(struct elfcache *c, struct elf_obj *o,
-		    const struct elf_src *src, int *rootfd);
-/* Bytes o may still grow by within the per-object bound. */
-size_t elfcache_room(const struct elfcache *c, const struct elf_obj *o);
-/* Adds n bytes allocated for o (demangled names, inline DWARF) to its
- * charge. */
+/* Adds n bytes allocated for o (demangled names) to its charge. */
 void elfcache_charge(struct elfcache *c, struct elf_obj *o, size_t n);
 /* Marks o most recently used. */
 void elfcache_touch(struct elfcache *c, struct elf_obj *o);

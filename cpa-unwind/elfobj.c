@@ -298,7 +298,7 @@ static long add_symbols(struct elf_obj *o, Elf *elf, bool symtab,
 
 static int load_elf(struct elf_obj *o, Elf *elf, int rootfd,
 		    const char *dir, const struct debug_sources *dbgs,
-		    size_t max_bytes)
+		    size_t max_bytes, bool inl)
 {
 	GElf_Ehdr eh;
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
@@ -342,6 +342,11 @@ static int load_elf(struct elf_obj *o, Elf *elf, int rootfd,
 		else if (rc < 0)
 			o->fail = ELFOBJ_FAIL_CFI;
 	}
+	/* the inlined instances are read apart (elfobj_read_inlines), so
+	 * that the object serves samples meanwhile */
+	o->inl_state = inl && (inline_has_dwarf(elf) ||
+			       (dbg && inline_has_dwarf(dbg)))
+			       ? INLINE_PENDING : INLINE_NO_DWARF;
 	if (dbg) {
 		elf_end(dbg);
 		close(dbg_fd);
@@ -368,7 +373,8 @@ static int load_elf(struct elf_obj *o, Elf *elf, int rootfd,
 }
 
 int elfobj_load(struct elf_obj *o, int fd, int rootfd, const char *dir,
-		const struct debug_sources *dbgs, size_t max_bytes)
+		const struct debug_sources *dbgs, size_t max_bytes,
+		enum elfobj_inlines inl)
 {
 	o->fail = ELFOBJ_OK;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -376,7 +382,42 @@ int elfobj_load(struct elf_obj *o, int fd, int rootfd, const char *dir,
 		o->fail = ELFOBJ_FAIL_NOT_ELF;
 		return -1;
 	}
-	int rc = load_elf(o, elf, rootfd, dir, dbgs, max_bytes);
+	int rc = load_elf(o, elf, rootfd, dir, dbgs, max_bytes,
+			  inl != ELFOBJ_INLINES_OFF);
+	elf_end(elf);
+	if (rc == 0 && inl == ELFOBJ_INLINES_NOW &&
+	    o->inl_state == INLINE_PENDING) {
+		o->inl_state = (uint8_t)elfobj_read_inlines(
+			&o->inl, fd, rootfd, dir, dbgs,
+			o->bytes < max_bytes ? max_bytes - o->bytes : 0);
+		o->bytes += o->inl.bytes;
+	}
+	return rc;
+}
+
+enum inline_build elfobj_read_inlines(struct inline_table *t, int fd,
+				      int rootfd, const char *dir,
+				      const struct debug_sources *dbgs,
+				      size_t max_bytes)
+{
+	memset(t, 0, sizeof(*t));
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return INLINE_FAILED;
+	Elf *dbg = NULL;
+	int dbg_fd = -1;
+	if (!inline_has_dwarf(elf) && dir) {
+		uint8_t id[ELFOBJ_BUILD_ID_MAX];
+		size_t len = elfobj_read_build_id(elf, id, sizeof(id));
+		dbg = elfobj_open_debug_file(elf, id, len, rootfd, dir, dbgs,
+					     &dbg_fd, NULL);
+	}
+	enum inline_build rc =
+		inline_table_build(t, dbg ? dbg : elf, max_bytes);
+	if (dbg) {
+		elf_end(dbg);
+		close(dbg_fd);
+	}
 	elf_end(elf);
 	return rc;
 }
@@ -396,7 +437,7 @@ int elfobj_load_image(struct elf_obj *o, const void *image, size_t size,
 	Elf *elf = elf_memory(copy, size);
 	int rc = -1;
 	if (elf) {
-		rc = load_elf(o, elf, -1, NULL, NULL, max_bytes);
+		rc = load_elf(o, elf, -1, NULL, NULL, max_bytes, false);
 		elf_end(elf);
 	} else {
 		o->fail = ELFOBJ_FAIL_NOT_ELF;
@@ -417,8 +458,11 @@ void elfobj_unload(struct elf_obj *o)
 	o->out_ids = NULL;
 	symtab_free(&o->syms);
 	cfi_table_free(&o->cfi);
+	inline_table_free(&o->inl);
+	o->inl_state = INLINE_NO_DWARF;
+	o->inl_frames = 0;
 	o->loaded = false;
-	o->has_symtab = o->debug_file = o->inl_tried = false;
+	o->has_symtab = o->debug_file = false;
 	o->dbg_fetching = false;
 	o->bytes = sizeof(*o);
 }
@@ -430,6 +474,8 @@ void elfobj_move_load(struct elf_obj *to, struct elf_obj *from)
 	memcpy(to->segs, from->segs, sizeof(to->segs));
 	to->syms = from->syms;
 	to->cfi = from->cfi;
+	to->inl = from->inl;
+	to->inl_state = from->inl_state;
 	to->display = from->display;
 	to->out_ids = from->out_ids;
 	to->has_symtab = from->has_symtab;
@@ -442,6 +488,7 @@ void elfobj_move_load(struct elf_obj *to, struct elf_obj *from)
 	to->loaded = from->loaded;
 	memset(&from->syms, 0, sizeof(from->syms));
 	memset(&from->cfi, 0, sizeof(from->cfi));
+	memset(&from->inl, 0, sizeof(from->inl));
 	from->display = NULL;
 	from->out_ids = NULL;
 	elfobj_unload(from);

@@ -2,7 +2,8 @@
 /*
  * One ELF object as cpa-unwind keeps it: identity (build id, or a content
  * hash when it has none), load segments to turn file offsets into ELF
- * addresses, function symbols and the compiled CFI table. Everything is
+ * addresses, function symbols, the compiled CFI table and, with
+ * --inline, the table of inlined instances (inline.h). Everything is
  * copied out of the file at load time, so no descriptor stays open and a
  * process exiting does not invalidate anything.
  *
@@ -18,6 +19,7 @@
 #include <stdint.h>
 
 #include "cfi.h"
+#include "inline.h"
 #include "symtab.h"
 
 #define ELFOBJ_KEY_MAX 21	/* 'B' + 20-byte build id, or 'H' + hash */
@@ -35,8 +37,6 @@ enum elfobj_fail {
 	ELFOBJ_FAIL_CFI_BUDGET,	/* refused: its CFI table exceeds the bound */
 	ELFOBJ_FAIL_COUNT
 };
-
-struct inline_dwarf;
 
 /*
  * Where separate debug files are looked for besides the object's own
@@ -66,10 +66,10 @@ struct elf_obj {
 	bool loaded;		/* symbols and CFI present */
 	bool has_symtab;	/* full .symtab (object or debug file) */
 	bool debug_file;	/* names came from a separate debug file */
-	bool inl_tried;		/* --inline: DWARF open attempted */
 	bool dbg_fetching;	/* its debug file is being fetched: load it
 				 * again once it is there */
 	uint8_t fail;		/* enum elfobj_fail of the last load */
+	uint8_t inl_state;	/* enum inline_build of the last load */
 	uint8_t build_id_len;
 	uint8_t build_id[ELFOBJ_BUILD_ID_MAX];	/* read by the last load */
 	struct elf_seg segs[ELFOBJ_MAX_SEGS];
@@ -77,7 +77,8 @@ struct elf_obj {
 	struct cfi_table cfi;
 	char **display;		/* per symbol: demangled name, lazily */
 	uint32_t *out_ids;	/* per symbol: output string id, lazily */
-	struct inline_dwarf *inl;	/* --inline: open DWARF, lazily */
+	struct inline_table inl;	/* --inline: inlined instances */
+	uint32_t inl_frames;	/* frames named from it meanwhile */
 	size_t bytes;		/* memory charged to the cache */
 
 	/* identity of the file it was loaded from, to find it again
@@ -97,7 +98,11 @@ struct elf_obj {
 size_t elfobj_read_build_id(Elf *elf, uint8_t *id, size_t cap);
 
 /*
- * Loads symbols, segments and CFI from the open file fd. rootfd is the
+ * Loads symbols, segments and CFI from the open file fd, and, as inl says,
+ * the inlined instances from its DWARF or its debug file's: not at all,
+ * later (o->inl_state INLINE_PENDING when there is DWARF to read them
+ * from: elfobj_read_inlines), or now, within what is left of max_bytes.
+ * rootfd is the
  * process's root directory (safeopen_proc_root) in which .gnu_debuglink
  * names are looked up, -1 for none; dir is the directory of the file as
  * the process sees it, NULL to look for no separate debug file; dbg says
@@ -108,9 +113,19 @@ size_t elfobj_read_build_id(Elf *elf, uint8_t *id, size_t cap);
  * more than max_bytes (estimated from its section headers before reading
  * the symbols, counted while compiling the CFI): then nothing is kept.
  */
+enum elfobj_inlines { ELFOBJ_INLINES_OFF, ELFOBJ_INLINES_LATER,
+		      ELFOBJ_INLINES_NOW };
 int elfobj_load(struct elf_obj *o, int fd, int rootfd, const char *dir,
-		const struct debug_sources *dbg, size_t max_bytes);
-/* Same, from an ELF image in memory (the vdso). */
+		const struct debug_sources *dbg, size_t max_bytes,
+		enum elfobj_inlines inl);
+/* The inlined instances of the object in the open file fd, from its
+ * DWARF or its debug file's (rootfd, dir, dbg as for elfobj_load), within
+ * max_bytes. */
+enum inline_build elfobj_read_inlines(struct inline_table *t, int fd,
+				      int rootfd, const char *dir,
+				      const struct debug_sources *dbg,
+				      size_t max_bytes);
+/* Same as elfobj_load, from an ELF image in memory (the vdso). */
 int elfobj_load_image(struct elf_obj *o, const void *image, size_t size,
 		      size_t max_bytes);
 /*

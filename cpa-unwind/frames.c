@@ -12,10 +12,13 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "inline.h"
+#include "intern.h"
+#include "log.h"
 #include "node.h"
 #include "unwind.h"
 
@@ -159,7 +162,7 @@ const char *frame_raw_name(struct unwinder *u, struct proc *p, uint64_t ip,
 }
 
 uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
-		    bool exact, const char **raw)
+		    bool exact, const char **raw, struct frame_at *at)
 {
 	uint64_t pc = exact ? ip : ip - 1, vaddr;
 	struct elf_obj *o;
@@ -168,6 +171,8 @@ uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
 
 	if (raw)
 		*raw = NULL;
+	if (at)
+		at->obj = NULL;
 	struct mapping *m = p ? mapping_of(u, p, pc) : NULL;
 	if (!m) {
 		if (p && (id = jit_frame(u, p, pc, raw)))
@@ -179,6 +184,8 @@ uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
 	if (i >= 0) {
 		if (raw)
 			*raw = symtab_name(&o->syms, i);
+		if (at)
+			*at = (struct frame_at){o, vaddr, p, m};
 		if (o->out_ids[i] == u->id_v8_entry && !p->v8_checked)
 			node_check(u, p);
 		if (o->out_ids[i])
@@ -227,43 +234,50 @@ uint32_t frame_kernel(struct unwinder *u, uint64_t ip)
 	return u->id_unknown_k;
 }
 
-/* The object's DWARF for --inline, opened on first use; NULL if none. */
-static struct inline_dwarf *inline_of(struct unwinder *u, struct proc *p,
-				      struct mapping *m, struct elf_obj *o)
+/* The output id of name k of o's inlined instances, "name_[i]". */
+static uint32_t inlined_name_id(struct unwinder *u, struct elf_obj *o,
+				uint32_t k)
 {
-	if (o->inl || o->inl_tried)
-		return o->inl;
-	o->inl_tried = true;
-	struct elf_src src = mapping_src(p, m);
-	char dir[CPA_PATH_MAX];
-	int rootfd;
-	int fd = elfcache_reopen(u->cache, o, &src, &rootfd);
-	if (fd < 0)
-		return NULL;
-	snprintf(dir, sizeof(dir), "%s", m->path);
-	char *slash = strrchr(dir, '/');
-	*(slash ? slash : dir) = '\0';
-	o->inl = inline_dwarf_open(fd, rootfd, dir,
-				   elfcache_debug_sources(u->cache),
-				   elfcache_room(u->cache, o));
-	if (rootfd >= 0)
-		close(rootfd);
-	if (o->inl)
-		elfcache_charge(u->cache, o, inline_dwarf_bytes(o->inl));
-	return o->inl;
+	struct inline_table *t = &o->inl;
+	if (t->out_ids[k])
+		return t->out_ids[k];
+	if (!t->display[k]) {
+		char *disp = display_name(cpa_strtab_get(t->names, k, NULL),
+					  &u->opts.names);
+		size_t len = strlen(disp);
+		char *s = cpa_malloc(len + 5);
+		memcpy(s, disp, len);
+		memcpy(s + len, "_[i]", 5);
+		free(disp);
+		t->display[k] = s;
+		elfcache_charge(u->cache, o, len + 5);
+	}
+	t->out_ids[k] = output_string(u->out, t->display[k],
+				      strlen(t->display[k]));
+	return t->out_ids[k];
 }
 
-unsigned frame_inlined(struct unwinder *u, struct proc *p, uint64_t ip,
-		       bool exact, uint32_t *ids, unsigned max)
+unsigned frame_inlined(struct unwinder *u, const struct frame_at *at,
+		       uint32_t *ids, unsigned max)
 {
-	uint64_t pc = exact ? ip : ip - 1, vaddr;
-	struct elf_obj *o;
-	bool have_vaddr;
-	struct mapping *m = p ? proc_find_mapping(p, pc) : NULL;
-	if (!m || m->kind != MAPPING_FILE ||
-	    obj_symbol(u, p, m, pc, &o, &vaddr, &have_vaddr) < 0)
+	struct elf_obj *o = at->obj;
+	if (!o)
 		return 0;
-	struct inline_dwarf *d = inline_of(u, p, m, o);
-	return d ? inline_frames(d, vaddr, u->out, &u->opts.names, ids, max)
-		 : 0;
+	/* A live stream reads an object's table once the object has named
+	 * INLINE_HOT_FRAMES frames, and goes on without inlined frames until
+	 * it is there: on a host whose programs come and go (a build), most
+	 * objects are sampled a few times and gone, and reading the DWARF of
+	 * each cost more than loading it. (A recording reads it with the
+	 * load: sample.c.) */
+	if (o->inl_state == INLINE_PENDING &&
+	    ++o->inl_frames >= INLINE_HOT_FRAMES) {
+		struct elf_src src = mapping_src(at->p, at->m);
+		elfcache_queue_inlines(u->cache, o, &src);
+	}
+	if (!o->inl.nranges)
+		return 0;
+	unsigned n = inline_chain(&o->inl, at->vaddr, ids, max);
+	for (unsigned k = 0; k < n; k++)
+		ids[k] = inlined_name_id(u, o, ids[k]);
+	return n;
 }

@@ -95,14 +95,15 @@ TESTS += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
 # The soak test runs by hand (see its header); the bench is bench/.
 EXTRA_DIST += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
 	tests/bats/unwind-inline.bats tests/bats/unwind-hostile-objects.bats \
-	tests/bats/unwind-soak.bats bench/unwind-bench
+	tests/bats/unwind-soak.bats bench/unwind-bench bench/inline-cost
 # Hostile processes and files, built by the suite that uses them.
 EXTRA_DIST += tests/bats/unwind-hostile-files.bats tests/bats/debuginfo.bats \
 	tests/hostile/swap_mapper.c tests/hostile/swap_lib.c
 
-# Fuzz targets for the parsers cpa-unwind adds: ELF headers, symbols and
-# CFI compilation (unwind_elf), JIT perf maps (unwind_perfmap), a Python
-# process's code objects (pycode), a JVM's nmethod debug information
+# Fuzz targets for the parsers cpa-unwind adds: ELF headers, symbols, CFI
+# compilation and the DWARF of inlined instances (unwind_elf), JIT perf
+# maps (unwind_perfmap), a Python process's code objects (pycode), a
+# JVM's nmethod debug information
 # (jvm_scopes), and the whole record loop on arbitrary streams
 # (unwind_stream). `make check` replays their corpora
 # (tests/bats/unwind.bats); `make fuzz` runs them under libFuzzer with the

@@ -43,6 +43,7 @@ enum {
 	OPT_UNWIND,
 	OPT_KALLSYMS,
 	OPT_INLINE,
+	OPT_NO_INLINE,
 	OPT_DEBUG_DIR,
 	OPT_NO_DEBUGINFOD,
 	OPT_DEBUGINFOD_CACHE,
@@ -88,8 +89,11 @@ static const struct argp_option options[] = {
 	{ "no-demangle", OPT_NO_DEMANGLE, NULL, 0,
 	  "Keep C++ and Rust names mangled", 0 },
 	{ "inline", OPT_INLINE, NULL, 0,
-	  "Add functions inlined at each PC, from DWARF debug info, as "
-	  "name_[i] frames (slower: see docs/unwinding.md)", 0 },
+	  "Add the functions inlined at each PC, from DWARF debug info, as "
+	  "name_[i] frames (default; docs/unwinding.md says what it costs)",
+	  0 },
+	{ "no-inline", OPT_NO_INLINE, NULL, 0,
+	  "Read no DWARF for inlined functions", 0 },
 	{ "java-attach", OPT_JAVA_ATTACH, NULL, 0,
 	  "Read each JVM sampled from its memory (vmStructs: code cache, "
 	  "frames, inlined methods); one without them is asked for its perf "
@@ -165,7 +169,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->u.names.demangle = false;
 		break;
 	case OPT_INLINE:
-		a->u.inline_frames = true;
+	case OPT_NO_INLINE:
+		a->u.inline_frames = key == OPT_INLINE;
 		break;
 	case OPT_JAVA_ATTACH:
 	case OPT_NO_JAVA_ATTACH:
@@ -267,6 +272,7 @@ int main(int argc, char **argv)
 		.u = {
 			.mode = UNWIND_BEST,
 			.names = { .demangle = true },
+			.inline_frames = true,
 			.max_cache = 24ull << 20,
 			.load_wait_ns = LOAD_WAIT_LIVE,
 			.max_procs = 32768,

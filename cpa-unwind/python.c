@@ -92,7 +92,7 @@ unsigned python_splice(struct unwinder *u, struct proc *p,
 			const char *raw;
 
 			k -= eval[i];
-			out[n] = frame_user(u, p, ips[i], i == 0, &raw);
+			out[n] = frame_user(u, p, ips[i], i == 0, &raw, NULL);
 			/* 3.12's -X perf trampolines name the code their eval
 			 * call runs, which the walk names already */
 			if (!raw || strncmp(raw, "py::", 4))

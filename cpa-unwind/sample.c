@@ -26,6 +26,12 @@ void unwinder_init(struct unwinder *u, const struct unwind_opts *opts,
 	elfcache_set_debug(u->cache, opts->debug_dir ? opts->debug_dir
 						      : DEBUG_DIR_DEFAULT,
 			   opts->fetch);
+	/* a recording's loads read the inlined instances at once; a live
+	 * stream's later, for the objects it samples much (frames.c) */
+	elfcache_set_inlines(u->cache, !opts->inline_frames ? ELFOBJ_INLINES_OFF
+				       : opts->load_wait_ns == LOAD_WAIT_FOREVER
+					       ? ELFOBJ_INLINES_NOW
+					       : ELFOBJ_INLINES_LATER);
 	u->procs = proctab_new(u->cache, opts->max_procs, opts->max_cache);
 	u->cgroups = cgroups_new(NULL);
 	u->allocs = allocs_new(opts->max_allocs);
@@ -230,10 +236,11 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		uint32_t id = interp && u->jfp[i]
 				      ? jvm_interp_frame(u, p, &s, u->jfp[i])
 				      : 0;
-		u->frames[n++] = id ? id : frame_user(u, p, ips[i], i == 0, NULL);
-		if (u->opts.inline_frames && n + s.n_kernel < max) {
-			unsigned k = frame_inlined(u, p, ips[i], i == 0,
-						   u->frames + n,
+		struct frame_at at = {0};
+		u->frames[n++] = id ? id
+				    : frame_user(u, p, ips[i], i == 0, NULL, &at);
+		if (at.obj && n + s.n_kernel < max) {
+			unsigned k = frame_inlined(u, &at, u->frames + n,
 						   max - n - s.n_kernel);
 			n += k;
 			u->st.inline_frames += k;

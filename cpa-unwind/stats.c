@@ -88,6 +88,11 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 		st->jit_late);
 	fprintf(f, "  v8             without-interpreted-frames-native-stack=%"
 		   PRIu64 "\n", st->v8_no_native_stack);
+	if (u->opts.inline_frames)
+		fprintf(f, "  inline tables  objects=%" PRIu64
+			   " over-budget=%" PRIu64 " read-time=%.3fs\n",
+			cs.inline_tables, cs.inline_refused,
+			(double)cs.inline_ns / 1e9);
 	const struct budget *bu = proctab_budget(u->procs);
 	fprintf(f, "  process caches perfmap-bytes=%" PRIu64 " pycode-bytes=%"
 		   PRIu64 " jvmcode-bytes=%" PRIu64 " per-process=%" PRIu64
@@ -155,6 +160,7 @@ static struct {
 	uint64_t *dict_bytes, *dict_resets, *dropped, *files_refused;
 	uint64_t *load_waits, *reloads;
 	uint64_t *over_budget, *cfi_refused, *cg_walks, *cg_known;
+	uint64_t *inline_tables, *inline_refused;
 	uint64_t *dbg_fetched, *dbg_failures, *names_cleaned;
 	uint64_t *heap_used, *heap_free;
 	uint64_t *perfmap_bytes, *pycode_bytes, *caches_full, *caches_dropped;
@@ -201,6 +207,8 @@ void stats_publish_init(void)
 	ctr.fails = cpa_stat("elf_failures");
 	ctr.over_budget = cpa_stat("elf_over_budget");
 	ctr.cfi_refused = cpa_stat("cfi_fdes_refused");
+	ctr.inline_tables = cpa_stat("inline_tables");
+	ctr.inline_refused = cpa_stat("inline_over_budget");
 	ctr.lat_p50 = cpa_gauge("unwind_latency_p50_ns");
 	ctr.lat_p99 = cpa_gauge("unwind_latency_p99_ns");
 	ctr.unwind_ns = cpa_stat("unwind_ns");
@@ -273,6 +281,8 @@ void stats_publish(struct unwinder *u)
 	*ctr.over_budget = cs.fails[ELFOBJ_FAIL_SYMS_BUDGET] +
 			   cs.fails[ELFOBJ_FAIL_CFI_BUDGET];
 	*ctr.cfi_refused = cs.cfi_refused_fdes;
+	*ctr.inline_tables = cs.inline_tables;
+	*ctr.inline_refused = cs.inline_refused;
 	struct dbgfetch_stats ds;
 	dbgfetch_stats(u->opts.fetch, &ds);
 	*ctr.dbg_fetched = ds.fetched;

@@ -119,15 +119,26 @@ int unwind_mmap(struct unwinder *u, const struct cpa_record *rec, char *err,
  * call as one lost record (reason alloc-table). */
 void unwind_flush_alloc_lost(struct unwinder *u);
 
+/* Where frame_user found a frame's symbol: the object and the ELF
+ * address looked up; obj is NULL when no symbol of a file named it. */
+struct frame_at {
+	struct elf_obj *obj;
+	uint64_t vaddr;
+	struct proc *p;
+	struct mapping *m;	/* of obj in p */
+};
+
 /* Output string id of a user frame at ip (frames.c). exact: ip is the
  * sampled PC rather than a return address. *raw receives the symbol's
- * raw name when there is one (for the best-of rule), else NULL. */
+ * raw name when there is one (for the best-of rule), else NULL; *at (may
+ * be NULL) where the symbol was. */
 uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
-		    bool exact, const char **raw);
+		    bool exact, const char **raw, struct frame_at *at);
 uint32_t frame_kernel(struct unwinder *u, uint64_t ip);
-/* --inline: ids of the functions inlined at ip, outermost first. */
-unsigned frame_inlined(struct unwinder *u, struct proc *p, uint64_t ip,
-		       bool exact, uint32_t *ids, unsigned max);
+/* --inline: ids of the functions inlined at the frame frame_user found
+ * at *at, outermost first. */
+unsigned frame_inlined(struct unwinder *u, const struct frame_at *at,
+		       uint32_t *ids, unsigned max);
 /* Raw symbol name at ip, without producing output. */
 const char *frame_raw_name(struct unwinder *u, struct proc *p, uint64_t ip,
 			   bool exact);

@@ -27,7 +27,7 @@ setup_file() {
 		start_workload "$F/$w.out" "$F/$w" 4
 		pids+=(--pid "$WL_PID")
 	done
-	cpa-capture "${pids[@]}" --freq 199 --duration 2 >"$F/rec.cpa" 2>"$F/cap.err"
+	cpa-capture "${pids[@]}" --freq 499 --duration 2 >"$F/rec.cpa" 2>"$F/cap.err"
 	wait
 	cpa-unwind --folded --inline --stats "$F/rec.cpa" >"$F/named.folded" \
 		2>"$F/named.stats"

@@ -9,7 +9,11 @@ load helper
 setup() {
 	T=$BATS_TEST_TMPDIR
 	DUMP=$CPA_BUILDDIR/tests/tools/cpa-dump
-	CHAIN='main;run;level_a;level_b;snap_leaf'
+	# the sampled PC is in grab_registers, inlined into snap_leaf (a
+	# chain of return addresses, as the FP one, ends at snap_leaf)
+	FUNCS='main;run;level_a;level_b;snap_leaf'
+	CHAIN="$FUNCS;grab_registers_[i]"
+	CHAIN_RE="$FUNCS;grab_registers_\\[i\\]"
 }
 
 teardown() {
@@ -35,7 +39,7 @@ teardown() {
 	[ "$status" -eq 0 ]
 	echo "$output"
 	# level_b -> qsort's libc frames -> compare -> snap_leaf
-	[[ "$output" =~ \;main\;run\;level_a\;level_b\;[^\ ]*qsort[^\ ]*\;compare\;snap_leaf\ 1$ ]]
+	[[ "$output" =~ \;main\;run\;level_a\;level_b\;[^\ ]*qsort[^\ ]*\;compare\;snap_leaf\;grab_registers_\[i\]\ 1$ ]]
 }
 
 @test "the symbolized stream: dictionaries, sample, end; --stats counts DWARF" {
@@ -68,7 +72,7 @@ teardown() {
 	run cpa-unwind --folded "$T/s.cpa"
 	[ "$status" -eq 0 ]
 	echo "$output"
-	[[ "$output" == "selfsnap;[truncated];"*"snap_leaf 1" ]]
+	[[ "$output" == "selfsnap;[truncated];"*"snap_leaf;grab_registers_[i] 1" ]]
 }
 
 @test "garbage snapshot bytes: counted failure, sampled frame kept, no crash" {
@@ -76,9 +80,9 @@ teardown() {
 	run cpa-unwind --folded --stats "$T/s.cpa"
 	[ "$status" -eq 0 ]
 	echo "$output"
-	[ "$(grep -c ';snap_leaf 1$' <<<"$output")" -eq 20 ]
+	[ "$(grep -c ';snap_leaf;grab_registers_\[i\] 1$' <<<"$output")" -eq 20 ]
 	# each chain cut short says so, beside no real root
-	[ "$(grep -c '^selfsnap;\[truncated\];\(.*;\)\?snap_leaf 1$' <<<"$output")" -eq 20 ]
+	[ "$(grep -c '^selfsnap;\[truncated\];\(.*;\)\?snap_leaf;grab_registers_\[i\] 1$' <<<"$output")" -eq 20 ]
 	must_fail grep -q ';main;run;level_a' <<<"$output"
 	# the walks ended for a reason other than reaching the root
 	grep -q 'dwarf walks .*\(bad-stack\|no-mapping\|no-cfi\|truncated\)=' <<<"$output"
@@ -91,7 +95,7 @@ teardown() {
 	[ "$status" -eq 0 ]
 	echo "$output"
 	# (under a sanitizer, backtrace(3)'s interceptor adds a leaf frame)
-	[ "$(grep -c "^selfsnap;_start;.*;$CHAIN\(;[^ ]*\)\? 1$" <<<"$output")" -eq 3 ]
+	[ "$(grep -c "^selfsnap;_start;.*;$FUNCS\(;[^ ]*\)\? 1$" <<<"$output")" -eq 3 ]
 	grep -q 'chain chosen .*dwarf=0 fp=3' <<<"$output"
 	# an intact stack: both whole, DWARF preferred
 	"$WL/selfsnap" --fp-chain >"$T/ok.cpa"
@@ -101,7 +105,7 @@ teardown() {
 	run cpa-unwind --folded --unwind dwarf "$T/s.cpa"
 	must_fail grep -q ';main;run;' <<<"$output"
 	run cpa-unwind --folded --unwind fp "$T/ok.cpa"
-	grep -q ";$CHAIN\(;[^ ]*\)\? 1$" <<<"$output"
+	grep -q ";$FUNCS\(;[^ ]*\)\? 1$" <<<"$output"
 }
 
 @test "without MMAP records the mappings come from /proc/PID/maps" {
@@ -132,15 +136,18 @@ teardown() {
 	grep -q '^selfsnap;\(.*;\)\?gone_snap+0x[0-9a-f]* 1$' <<<"$output"
 }
 
-@test "--inline adds the functions inlined at a PC as _[i] frames" {
+@test "inlined functions come as _[i] frames by default; --no-inline drops them" {
 	"$WL/selfsnap" --samples 2 >"$T/s.cpa"
-	run cpa-unwind --folded --inline --stats "$T/s.cpa"
+	run cpa-unwind --folded --stats "$T/s.cpa"
 	[ "$status" -eq 0 ]
 	echo "$output"
-	[ "$(grep -c ";$CHAIN;grab_registers_\[i\] 1$" <<<"$output")" -eq 2 ]
+	[ "$(grep -c ";$CHAIN_RE 1$" <<<"$output")" -eq 2 ]
 	grep -q 'inlined=[1-9]' <<<"$output"
-	# off by default
-	run cpa-unwind --folded "$T/s.cpa"
+	grep -q 'inline tables  objects=[1-9]' <<<"$output"
+	run cpa-unwind --folded --inline "$T/s.cpa"
+	[ "$(grep -c ";$CHAIN_RE 1$" <<<"$output")" -eq 2 ]
+	run cpa-unwind --folded --no-inline "$T/s.cpa"
+	[ "$(grep -c ";main;run;level_a;level_b;snap_leaf 1$" <<<"$output")" -eq 2 ]
 	must_fail grep -q '_\[i\]' <<<"$output"
 }
 
@@ -213,7 +220,7 @@ teardown() {
 	run cpa-unwind --folded "$T/noend.cpa"
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[ "$(grep -c ";$CHAIN 1" <<<"$output")" -eq 3 ]
+	[ "$(grep -c ";$CHAIN_RE 1" <<<"$output")" -eq 3 ]
 	grep -q 'noend.cpa: byte [0-9][0-9]*: stream ended without an end record' <<<"$output"
 	# cut inside the last sample
 	size=$(stat -c %s "$T/s.cpa")
@@ -221,7 +228,7 @@ teardown() {
 	run cpa-unwind --folded "$T/cut.cpa"
 	echo "$output"
 	[ "$status" -eq 1 ]
-	[ "$(grep -c ";$CHAIN 1" <<<"$output")" -eq 2 ]
+	[ "$(grep -c ";$CHAIN_RE 1" <<<"$output")" -eq 2 ]
 	grep -q 'cut.cpa: byte [0-9][0-9]*: ' <<<"$output"
 }
 
@@ -325,8 +332,8 @@ teardown() {
 	run cpa-unwind --folded --stats --max-cache 1K --max-object 64M "$T/ab.cpa"
 	[ "$status" -eq 0 ]
 	echo "$output"
-	[ "$(grep -c ";$CHAIN 1" <<<"$output")" -eq 4 ]
-	[ "$(grep -c ';compare;snap_leaf 1' <<<"$output")" -eq 4 ]
+	[ "$(grep -c ";$CHAIN_RE 1" <<<"$output")" -eq 4 ]
+	[ "$(grep -c ';compare;snap_leaf;grab_registers_\[i\] 1' <<<"$output")" -eq 4 ]
 	grep -q 'elf cache .*\(evictions\|unloads\)=[1-9]' <<<"$output"
 }
 
@@ -335,8 +342,10 @@ teardown() {
 	run cpa-unwind --folded --stats --max-cache 64K "$T/a.cpa"
 	[ "$status" -eq 0 ]
 	echo "$output"
-	# the program's own tables fit in 64K; libc's (about 550 KB) do not
-	[ "$(grep -c ";$CHAIN 1" <<<"$output")" -eq 4 ]
+	# the program's own tables fit in 64K (its DWARF, for the inlined
+	# frames, does not); libc's (about 550 KB) do not
+	[ "$(grep -c ";$FUNCS 1" <<<"$output")" -eq 4 ]
+	grep -q 'inline tables  objects=0 over-budget=1' <<<"$output"
 	grep -Eq 'elf failures .*(symbols|cfi)-over-budget=[1-9]' <<<"$output"
 	grep -Eq '^selfsnap;.*libc\.so\.6\+0x' <<<"$output"
 }
@@ -351,7 +360,7 @@ teardown() {
 	run cpa-unwind --folded --stats "$T/body"
 	[ "$status" -eq 0 ]
 	echo "$output"
-	[ "$(grep -c ";$CHAIN 1" <<<"$output")" -eq 20 ]
+	[ "$(grep -c ";$CHAIN_RE 1" <<<"$output")" -eq 20 ]
 	grep -q 'processes  *0 live' <<<"$output"
 	grep -q 'records  *tasks=20 ' <<<"$output"
 	# twenty processes, one load per object
