@@ -207,26 +207,30 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_LABELS: {
 		/* host is no label of a sample: the fleet query writes it
 		 * as the stack's first frame */
-		char *l = cpa_strdup(arg), *w, *save = NULL;
+		/* (into a list of its own: writing the kept words over the
+		 * one strtok_r is still reading made it read past the end) */
+		char *in = cpa_strdup(arg), *w, *save = NULL;
+		char *l = cpa_malloc(strlen(arg) + sizeof("none"));
 		size_t n = 0;
 		o->host_label = false;
-		for (w = strtok_r(l, ",", &save); w;
+		for (w = strtok_r(in, ",", &save); w;
 		     w = strtok_r(NULL, ",", &save)) {
 			if (!strcmp(w, "host")) {
 				o->host_label = true;
 				continue;
 			}
-			memmove(l + n, w, strlen(w));
+			memcpy(l + n, w, strlen(w));
 			n += strlen(w);
 			l[n++] = ',';
 		}
 		if (n)
 			l[n - 1] = 0;
 		else
-			snprintf(l, strlen(arg) + 1, "none");
+			memcpy(l, "none", sizeof("none"));
 		if (cpa_labels_parse(l, &o->labels, err, sizeof(err)) < 0)
 			cpa_die_usage("invalid --labels '%s': %s", arg, err);
 		free(l);
+		free(in);
 		break;
 	}
 	case OPT_FORMAT:
