@@ -258,7 +258,8 @@ static int next_folded(struct input *in, struct in_sample *s)
 			size_t flen = (size_t)(fe - p);
 			/* our own copy of the line: cleaned in place, as
 			 * names in a stream are (lib/base/name.h) */
-			cpa_name_clean(in->line + (p - in->line), flen);
+			if (cpa_name_clean(in->line + (p - in->line), flen))
+				in->folded_cleaned++;
 			int kind = -1;
 			if (first) {
 				for (unsigned k = 1; k < CPA_KIND_COUNT; k++) {
@@ -299,8 +300,15 @@ int input_next(struct input *in, struct in_sample *s)
 
 void input_apply_reset(struct input *in)
 {
+	uint64_t cleaned = in->dict.cleaned;
 	cpa_dict_free(&in->dict);
 	cpa_dict_init(&in->dict);
+	in->dict.cleaned = cleaned;
+}
+
+uint64_t input_names_cleaned(const struct input *in)
+{
+	return in->folded ? in->folded_cleaned : in->dict.cleaned;
 }
 
 const char *input_string(const struct input *in, uint32_t id, uint32_t *len)

@@ -39,6 +39,7 @@ struct input {
 	struct cpa_strtab *strs;
 	struct cpa_stacktab *stacks;
 	uint64_t folded_time_ns;
+	uint64_t folded_cleaned;	/* frames cleaned (lib/base/name.h) */
 
 	/* META records for segment meta, summarized: a key's last value
 	 * (as meta reads a repeated key), how often it came, and how many
@@ -87,6 +88,9 @@ const uint32_t *input_stack(const struct input *in, uint32_t id,
  * out: at most INPUT_META_KEYS * (INPUT_META_KEY * 2 + INPUT_META_VALUE
  * + 32) bytes, 26 KiB. */
 void input_meta_text(const struct input *in, struct cpa_buf *out);
+/* Names that came unclean (an older cpa-unwind, a forged stream or
+ * file) and were cleaned on the way in (lib/base/name.h). */
+uint64_t input_names_cleaned(const struct input *in);
 /* Warns when a stream ended without its END record. */
 void input_close(struct input *in);
 

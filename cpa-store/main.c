@@ -109,7 +109,7 @@ static bool flush(struct store *st, struct input *in, struct windows *ws,
 struct counters {
 	uint64_t *samples, *samples_in, *lost, *windows, *blocks, *bytes,
 		*segments, *deleted, *errors, *dropped, *over_stacks,
-		*over_bytes, *deleted_early, *proc_window_max;
+		*over_bytes, *deleted_early, *proc_window_max, *names_cleaned;
 };
 
 static void counters_init(struct counters *c)
@@ -130,6 +130,7 @@ static void counters_init(struct counters *c)
 	c->over_bytes = cpa_stat("over_budget_bytes");
 	c->deleted_early = cpa_stat("segments_deleted_early");
 	c->proc_window_max = cpa_gauge("process_window_bytes_max");
+	c->names_cleaned = cpa_stat("names_cleaned");
 }
 
 static void counters_update(struct counters *c, const struct input *in,
@@ -149,6 +150,7 @@ static void counters_update(struct counters *c, const struct input *in,
 	*c->over_bytes = st->over_bytes;
 	*c->deleted_early = st->segments_deleted_early;
 	*c->proc_window_max = st->proc_window_max;
+	*c->names_cleaned = input_names_cleaned(in);
 }
 
 /*

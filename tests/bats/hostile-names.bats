@@ -226,8 +226,11 @@ forged_stream() {
 		cpa-render --format "$fmt" -o "$T/f.$fmt" "$T/forged.cpa"
 		"${CHECK[@]}" "$fmt" "$T/f.$fmt"
 	done
-	# through the store, every label
-	cpa-store --dir "$T/store" <"$T/forged.cpa"
+	# through the store, every label; it counts what it cleaned
+	cpa-store --dir "$T/store" --stats-file "$T/store.stats" <"$T/forged.cpa"
+	# (env, container, 2 comms, thread, 4 frames)
+	run awk -F= '$1 == "names_cleaned" { print $2 }' "$T/store.stats"
+	[ "$output" -eq 9 ]
 	cpa-query --dir "$T/store" --labels comm,thread,container,env >"$T/q.folded"
 	"${CHECK[@]}" folded "$T/q.folded" 12
 	grep -qF 'A 999999999999_;[thread th_]0_x_];' "$T/q.folded"
