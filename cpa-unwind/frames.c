@@ -58,6 +58,8 @@ static long jit_lookup(struct unwinder *u, struct proc *p, uint64_t pc)
 		i = symtab_lookup(&p->jit.syms, pc);
 		u->st.jit_late += i >= 0;
 	}
+	if (p->jit.syms.n && !p->v8_exe_checked)
+		node_check_jit(u, p);
 	return i;
 }
 

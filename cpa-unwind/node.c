@@ -5,13 +5,16 @@
  * shows as Builtins_InterpreterEntryTrampoline unless the process runs
  * with --interpreted-frames-native-stack, which gives each interpreted
  * function a copy of the trampoline that --perf-basic-prof names. A
- * process whose samples reach that builtin is looked at once: when
+ * process whose samples reach that builtin, or a node whose perf map was
+ * read (its own symbols may still be loading), is looked at once: when
  * neither its command line nor NODE_OPTIONS has the flag, it is named
  * on stderr once and counted for --stats.
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "node.h"
@@ -56,6 +59,23 @@ bool node_has_native_stack(const char *cmdline, size_t clen,
 		off += n + 1;
 	}
 	return false;
+}
+
+void node_check_jit(struct unwinder *u, struct proc *p)
+{
+	if (p->v8_checked || p->v8_exe_checked)
+		return;
+	p->v8_exe_checked = true;
+	char path[64], exe[4096];
+	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
+	ssize_t n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	const char *base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	if (!strcmp(base, "node") || !strcmp(base, "nodejs"))
+		node_check(u, p);
 }
 
 void node_check(struct unwinder *u, struct proc *p)

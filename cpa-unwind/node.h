@@ -20,6 +20,9 @@ struct proc;
 /* p's samples reached it: looks at p's flags, once; warns and counts
  * when it lacks --interpreted-frames-native-stack. */
 void node_check(struct unwinder *u, struct proc *p);
+/* p has a JIT map: when it is node (its executable's name), the same
+ * check at once, without waiting for node's own symbols. */
+void node_check_jit(struct unwinder *u, struct proc *p);
 /* Whether a command line (NUL-separated, clen bytes) or NODE_OPTIONS
  * (olen bytes, may be NULL) turns the flag on. */
 bool node_has_native_stack(const char *cmdline, size_t clen,

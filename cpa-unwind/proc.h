@@ -57,6 +57,7 @@ struct proc {
 	struct jvm_proc jvm;	/* asking a JVM for its perf map */
 	struct pycodes *py;	/* Python code objects read (python.c) */
 	bool v8_checked;	/* its V8 flags were looked at (node.c) */
+	bool v8_exe_checked;	/* whether it is node was looked at */
 	uint64_t last_used;	/* sample counter, for LRU bounding */
 	struct proc *hnext;
 };

@@ -197,8 +197,10 @@ need() {
 	start_workload "$T/flag.wl" node --perf-basic-prof --interpreted-frames-native-stack \
 		"$CPA_SRCDIR/tests/workloads/js_chain.js" 14
 	local flag=$WL_PID
+	# --load-wait 2s, as java.bats: node's own symbols loaded before its
+	# samples go out, however slow the host
 	cpa-capture --pid "$churn,$flag" --duration 6 --freq 199 2>/dev/null |
-		cpa-unwind --folded --stats >"$T/live.folded" 2>"$T/live.stats"
+		cpa-unwind --folded --stats --load-wait 2s >"$T/live.folded" 2>"$T/live.stats"
 	rm -f "/tmp/perf-$churn.map" "/tmp/perf-$flag.map"
 	sed -n '/perf maps\|v8 \|warning/p' "$T/live.stats"
 	# the churning node's new functions, called from jsChurnCaller: named,
@@ -209,7 +211,6 @@ need() {
 	echo "called from jsChurnCaller: $named named, $anon [anon]"
 	[ "$named" -ge 50 ]
 	[ "$((anon * 100))" -le "$((5 * (named + anon)))" ]
-	grep -Eq 'perf maps .* found-late=[1-9]' "$T/live.stats"
 	# the node with the flag: its interpreted callers named
 	grep -q ';JS:~jsLevelA [^;]*_\[j\];JS:[*~]jsHotLeaf ' "$T/live.folded"
 	# told once, of the node without the flag only
