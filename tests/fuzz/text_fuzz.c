@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzz target: the text parsers of lib/ — folded lines, label lists, CPU
- * sets, times, durations and sizes — one input line at a time. */
+ * sets, times, durations and sizes — one input line at a time; and the
+ * name cleaner on the whole input: what it makes is clean, the same
+ * length, and cleaning it again changes nothing. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +11,7 @@
 #include "cpuset.h"
 #include "folded.h"
 #include "labels.h"
+#include "name.h"
 #include "timeparse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -41,6 +45,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cpa_parse_duration_ns(buf, &v);
 		cpa_parse_size(buf, &v);
 	}
+	char *name = malloc(size + 1);
+	memcpy(name, data, size);
+	bool was_clean = cpa_name_is_clean(name, size);
+	if (cpa_name_clean(name, size) == was_clean ||
+	    !cpa_name_is_clean(name, size) || cpa_name_clean(name, size) ||
+	    (was_clean && memcmp(name, data, size)))
+		abort();
+	free(name);
 	free(buf);
 	return 0;
 }
