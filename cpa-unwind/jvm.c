@@ -23,6 +23,7 @@
 #define MAX_BACKOFF_MS 60000
 #define ATTACH_TIMEOUT_MS 5000	/* for the listener, then the answer */
 #define POLL_MS 20		/* between looks for a listener */
+#define LAYOUT_TRIES 5		/* failed reads before the perf map */
 
 static uint64_t mono_ms(void)
 {
@@ -394,7 +395,10 @@ static void apply_layout(struct jvm_attacher *a, struct jvm_proc *j,
 {
 	if (r->l.ok)
 		j->interp.layout = r->l;	/* names, at least */
-	if (r->rc < 0) {
+	/* a JVM sampled as it starts may have its libjvm.so mapped but not
+	 * yet relocated, its tables unreadable: read again before giving
+	 * up on them for its perf map */
+	if (r->rc < 0 && ++j->layout_fails >= LAYOUT_TRIES) {
 		j->layout_state = JVM_LAYOUT_FAILED;
 		return;
 	}
@@ -402,6 +406,7 @@ static void apply_layout(struct jvm_attacher *a, struct jvm_proc *j,
 		j->fp = r->fp;
 	if (r->rc == 0) {
 		j->layout_state = JVM_LAYOUT_DONE;
+		j->layout_fails = 0;
 		if (!j->code) {
 			j->code = cpa_calloc(1, sizeof(*j->code));
 			j->code->budget = budget;

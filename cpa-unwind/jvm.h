@@ -48,6 +48,7 @@ struct jvm_proc {
 	uint32_t checked_nmaps;
 	uint32_t backoff_ms;	/* before the next request */
 	uint64_t next_ns;	/* monotonic: no request before */
+	uint8_t layout_fails;	/* reads that failed, in a row */
 	uint32_t layout_backoff_ms;	/* a JVM starting: its code cache */
 	uint64_t layout_next_ns;	/* is not set up yet */
 	uint64_t now_ns;	/* the sample's time, for the code cache */

@@ -115,13 +115,22 @@ bool jvm_interp_fps(struct unwinder *u, struct proc *p,
 	struct jvm_interp *ji = &p->jvm.interp;
 	bool any = false;
 	if (!ji->layout.ok || !n ||
-	    perfmap_refresh(&p->jit, p->pid, u->now_ns) < 0)
+	    (!p->jvm.code && perfmap_refresh(&p->jit, p->pid, u->now_ns) < 0))
 		return false;
-	/* 1 marks a frame in the interpreter until its fp is found */
+	/* 1 marks a frame in the interpreter until its fp is found: by the
+	 * code cache where it is read, else by the perf map */
 	for (unsigned i = 0; i < n; i++) {
-		long k = symtab_lookup(&p->jit.syms, i ? ips[i] - 1 : ips[i]);
-		fps[i] = k >= 0 && !strcmp(symtab_name(&p->jit.syms, k),
-					   "Interpreter");
+		uint64_t pc = i ? ips[i] - 1 : ips[i];
+		if (p->jvm.code) {
+			const struct jvm_blob *b = jvm_blob_at(
+				p->jvm.code, &ji->layout, jvm_memfd(p), pc,
+				u->now_ns);
+			fps[i] = b && b->kind == JVM_BLOB_INTERP;
+		} else {
+			long k = symtab_lookup(&p->jit.syms, pc);
+			fps[i] = k >= 0 && !strcmp(symtab_name(&p->jit.syms, k),
+						   "Interpreter");
+		}
 		any |= fps[i] != 0;
 	}
 	if (!any)
@@ -194,13 +203,19 @@ uint32_t jvm_method_frame(struct unwinder *u, struct proc *p, uint64_t m)
 	return named(u, name, "_[j]");
 }
 
+uint64_t jvm_interp_method(struct proc *p, const struct cpa_raw_sample *s,
+			   uint64_t fp)
+{
+	uint64_t method;
+	return rd64(&p->jvm.interp, p->pid, s, fp - INTERP_METHOD_OFF, &method)
+		       ? method
+		       : 0;
+}
+
 uint32_t jvm_interp_frame(struct unwinder *u, struct proc *p,
 			  const struct cpa_raw_sample *s, uint64_t fp)
 {
-	uint64_t method;
-	if (!rd64(&p->jvm.interp, p->pid, s, fp - INTERP_METHOD_OFF, &method))
-		return 0;
-	return jvm_method_frame(u, p, method);
+	return jvm_method_frame(u, p, jvm_interp_method(p, s, fp));
 }
 
 unsigned jvm_code_frames(struct unwinder *u, struct proc *p, uint64_t ip,

@@ -46,12 +46,15 @@ bool jvm_interp_fps(struct unwinder *u, struct proc *p,
  * fp, "pkg.Class.method_[j]"; 0 when it cannot be read. */
 uint32_t jvm_interp_frame(struct unwinder *u, struct proc *p,
 			  const struct cpa_raw_sample *s, uint64_t fp);
+/* The Method* an interpreted frame whose frame pointer is fp holds, or 0. */
+uint64_t jvm_interp_method(struct proc *p, const struct cpa_raw_sample *s,
+			   uint64_t fp);
 /* The id of the interpreted method m's frame, "pkg.Class.method_[j]". */
 uint32_t jvm_method_frame(struct unwinder *u, struct proc *p, uint64_t m);
 /*
  * The frames of ip in p's code cache into ids (outermost first, at most
  * max): an nmethod's methods, its own "_[j]" and those it inlined "_[i]";
- * an interpreted frame by method (from the walk, 0 when unknown); a stub
+ * an interpreted frame by method (0 when unknown: Interpreter_[j]); a stub
  * by its blob's name. Returns how many; 0 when ip is in no blob.
  */
 unsigned jvm_code_frames(struct unwinder *u, struct proc *p, uint64_t ip,

@@ -224,10 +224,14 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 	for (unsigned i = python ? 0 : nips; i-- > 0;) {
 		uint64_t pc = i ? ips[i] - 1 : ips[i];
 		if (jcode && jvm_in_code(p, pc)) {
-			unsigned k = jvm_code_frames(
-				u, p, ips[i], i == 0, jwalk ? u->dwarf.method[i]
-							    : 0,
-				u->frames + n, max - n - s.n_kernel);
+			/* an interpreted frame's Method*: from the walk, or
+			 * along the frame pointers */
+			uint64_t m = jwalk ? u->dwarf.method[i] : 0;
+			if (!m && interp && u->jfp[i])
+				m = jvm_interp_method(p, &s, u->jfp[i]);
+			unsigned k = jvm_code_frames(u, p, ips[i], i == 0, m,
+						     u->frames + n,
+						     max - n - s.n_kernel);
 			if (k) {
 				n += k;
 				continue;

@@ -209,11 +209,12 @@ peer() {
 	cat "$T/times"
 	cat "$T/unwind.err"
 	[ "$(cat "$T/pipe.status")" = 0 ]
-	grep -E '^  java attach +requests=0 ' "$T/unwind.err"
-	grep -E '^  java layout +read=[1-9][0-9]* failed=0$' "$T/unwind.err"
-	local n
+	# (every JVM on the host is captured: these are this file's)
+	local n p
 	for n in $(cat "$T/jvms"); do
-		grep -q "pid $(cat "$T/$n.pid"): JDK [0-9]* layout read" "$T/unwind.err"
+		p=$(cat "$T/$n.pid")
+		grep -q "^cpa-unwind: pid $p: JDK [0-9]* layout read in " "$T/unwind.err"
+		run ! grep -q "pid $p: Java perf map" "$T/unwind.err"
 	done
 }
 
