@@ -25,6 +25,7 @@
 #include <microhttpd.h>
 
 #include "api.h"
+#include "child.h"
 #include "auth.h"
 #include "errors.h"
 #include "gate.h"
@@ -73,6 +74,7 @@ struct request {
 	size_t drained;		/* bytes of body read, kept or not */
 	bool too_big;
 	bool answered;		/* a refusal was queued before the body */
+	int64_t body_deadline;	/* cpa_mono_ms: the body's end, at most */
 	struct history_task *task;
 };
 
@@ -537,10 +539,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	if (!rq) {
 		rq = cpa_calloc(1, sizeof(*rq));
 		*con_cls = rq;
+		rq->body_deadline = cpa_mono_ms() + cfg.read_timeout_ms;
 		return admit(c, rq, url, method);
 	}
 	if (rq->answered)
 		return MHD_YES;	/* its refusal is on its way */
+	/* a body has --read-timeout from its header's end, whatever its
+	 * bytes' pace: one byte every so often does not keep a connection
+	 * (its silence is the library's idle timeout) */
+	if (*upload_size && cpa_mono_ms() > rq->body_deadline)
+		return MHD_NO;
 	if (*upload_size) {
 		if (rq->body.len + *upload_size > cfg.max_body)
 			rq->too_big = true;

@@ -18,6 +18,7 @@ struct http_config {
 	unsigned max_connections;	/* at once, in all */
 	unsigned max_per_addr;		/* at once, from one address */
 	unsigned header_timeout_ms;	/* from accept to the header's end */
+	unsigned read_timeout_ms;	/* from the header's end to the body's */
 	struct cpa_limits child_limits;	/* each child a request starts */
 };
 

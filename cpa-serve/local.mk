@@ -46,7 +46,8 @@ dist_man1_MANS += docs/man/cpa-serve.1
 # in check-long: they would not fit make check's budget.
 TESTS += tests/bats/serve.bats tests/bats/serve-errors.bats \
 	tests/bats/serve-history.bats tests/bats/serve-api.bats \
-	tests/bats/serve-hostile.bats tests/bats/serve-seed.bats
+	tests/bats/serve-hostile.bats tests/bats/serve-seed.bats \
+	tests/bats/serve-languages.bats
 dist_check_DATA += tests/bats/serve_helper.bash tests/bats/serve_load.bash
 EXTRA_DIST += tests/bats/serve-load-long.bats tests/bats/serve-restart.bats
 EXTRA_DIST += docs/api.md tests/data/huatuo-client.sh

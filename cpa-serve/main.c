@@ -122,6 +122,7 @@ int main(int argc, char **argv)
 	hc.max_connections = o.max_connections;
 	hc.max_per_addr = o.max_per_addr;
 	hc.header_timeout_ms = o.header_timeout_s * 1000;
+	hc.read_timeout_ms = o.read_timeout_s * 1000;
 	hc.child_limits = o.limits.child;
 	if (o.tls_cert) {
 		hc.tls_cert = read_pem(o.tls_cert);

@@ -18,6 +18,7 @@ enum {
 	OPT_HEADER_TIMEOUT, OPT_MAX_CONNECTIONS, OPT_MAX_PER_ADDRESS,
 	OPT_RETAIN, OPT_MAX_STATE_SIZE, OPT_MAX_JOB_SIZE, OPT_USERS,
 	OPT_WINDOW, OPT_REGION, OPT_DASHBOARD, OPT_MAX_RAW_PAGE, OPT_GRACE,
+	OPT_READ_TIMEOUT,
 };
 
 static const char doc[] =
@@ -50,6 +51,9 @@ static const struct argp_option options[] = {
 	{ "header-timeout", OPT_HEADER_TIMEOUT, "SECONDS", 0, "Time from a "
 	  "connection's accept to its request header's end, whatever bytes "
 	  "come meanwhile (default 10)", 1 },
+	{ "read-timeout", OPT_READ_TIMEOUT, "SECONDS", 0, "Time from a "
+	  "request's header to its body's end, whatever its pace (default "
+	  "30)", 1 },
 	{ "max-connections", OPT_MAX_CONNECTIONS, "N", 0, "Connections at "
 	  "once (default 1024)", 1 },
 	{ "max-per-address", OPT_MAX_PER_ADDRESS, "N", 0, "Connections at "
@@ -169,6 +173,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->header_timeout_s = (unsigned)cpa_opt_uint("--header-timeout",
 							     arg, 1, 600);
 		break;
+	case OPT_READ_TIMEOUT:
+		o->read_timeout_s = (unsigned)cpa_opt_uint("--read-timeout", arg,
+							   1, 600);
+		break;
 	case OPT_MAX_CONNECTIONS:
 		o->max_connections = (unsigned)cpa_opt_uint(
 			"--max-connections", arg, 16, 100000);
@@ -237,6 +245,7 @@ void serve_parse_options(int argc, char **argv, struct serve_opts *o)
 	o->max_body = 65536;
 	o->threads = 4;
 	o->header_timeout_s = 10;
+	o->read_timeout_s = 30;
 	o->max_connections = 1024;
 	o->max_per_addr = 64;
 	o->limits.child.mem = 1u << 30;

@@ -20,7 +20,7 @@ struct serve_opts {
 	struct serve_limits limits;
 	size_t max_body;
 	unsigned threads;
-	unsigned header_timeout_s, max_connections, max_per_addr;
+	unsigned header_timeout_s, read_timeout_s, max_connections, max_per_addr;
 };
 
 void serve_parse_options(int argc, char **argv, struct serve_opts *o);

@@ -370,6 +370,37 @@ code_is() {
 	STATUS=$(api GET "/v1/profiling/id-op-$$")
 	code_is 404 job_not_found
 }
+@test "errors: slow clients: a header past --header-timeout and a body past --read-timeout are cut, whatever their pace" {
+	serve_aside
+	serve_start "$T/slow" --header-timeout 2 --read-timeout 2
+	port=${SERVE_URL##*:}
+	# five headers, a byte every 0.3 s
+	"$CPA_BUILDDIR/tests/tools/slowloris" 127.0.0.1 "$port" 5 4 300 >"$T/slow.out"
+	read -r _ opened _ closed _ oldest _ longest < <(tail -1 "$T/slow.out")
+	[ "$closed" -ge 5 ]
+	[ "$longest" -le 3000 ]
+	[ "$oldest" -le 3000 ]
+	# a body of 1000 bytes declared, a byte every 0.2 s
+	slow_body() {
+		trap '' PIPE
+		exec 5<>"/dev/tcp/127.0.0.1/$port"
+		printf 'POST /v1/profiling HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n' "$TOKEN" >&5
+		local t0 i
+		t0=$(date +%s%N)
+		for ((i = 0; i < 50; i++)); do
+			printf x >&5 2>/dev/null || break
+			sleep 0.2
+		done
+		echo "$i $(( ($(date +%s%N) - t0) / 1000000 ))"
+	}
+	read -r sent ms < <(slow_body)
+	echo "slow body: $sent bytes in $ms ms"
+	[ "$sent" -lt 50 ]
+	[ "$ms" -le 5000 ]
+	[ "$(api GET /v1/profiling)" = 200 ]
+	kill -0 "$SERVE_PID"
+}
+
 @test "errors: a token file or users file others can read, a short token, a bad users file: refused at start" {
 	mkdir -p "$T/s"
 	head -c 24 /dev/urandom | base64 >"$T/s/token"

@@ -205,6 +205,22 @@ under_1s() { awk -v t="$1" 'BEGIN { exit !(t < 1.0) }'; }
 	serve_back
 }
 
+@test "serve hostile: a job still running past its duration and --completion-grace fails as execution_timed_out" {
+	serve_aside
+	serve_start "$T/late" --completion-grace 1
+	id=$(pid_job 1)
+	wait_for 20 job_attached "$id"
+	# its capture frozen: it cannot end by itself
+	cap=$(pgrep -f -- "cpa-capture.*--pid=$WL_PID" | sed -n 1p || true)
+	[ -n "$cap" ]
+	kill -STOP "$cap"
+	wait_job "$id" failed 60
+	[ "$(api GET "/v1/profiling/$id")" = 200 ]
+	[ "$(jqb -r .data.terminal.reason)" = execution_timed_out ]
+	[ "$(jqb -r .data.terminal.message)" = "ran 1 s past its duration, and was stopped" ]
+	kill -CONT "$cap" 2>/dev/null || true
+}
+
 @test "serve hostile: a capture cut short by a restart keeps its windows" {
 	serve_aside
 	serve_start "$T/rs"

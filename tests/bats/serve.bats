@@ -26,7 +26,8 @@ post() {	# post NAME JSON: a job, its id in $F/NAME.id, its answer in $F/NAME.ne
 setup_file() {
 	require_bpf
 	require_serve_tools
-	serve_start "$F/serve" --max-jobs 8 --max-jobs-per-target 2
+	serve_start "$F/serve" --max-jobs 8 --max-jobs-per-target 2 \
+		--dashboard-url http://grafana.example:3000/d/
 	: >"$F/bg.pids"
 	# two spinners only: more would starve curl and the server on two
 	# CPUs. chain_fp runs outside the container, chain_nofp inside.
@@ -84,7 +85,12 @@ setup() {
 	[ "$(jqb -r .data.status)" = terminal ]
 	[ "$(jqb -c .data.terminal)" = '{"outcome":"completed"}' ]
 	jqb -e '.data.ended_at'
-	jqb -e '.data | has("result_url") | not'	# no --dashboard-url
+	# HUATUO's Dashboard link: key-sorted query, times to the millisecond
+	url=$(jqb -r .data.result_url)
+	[[ "$url" =~ ^http://grafana\.example:3000/d/host-cpu-profiling/e5aebf-e4b8bb-e69cba-cpu-profiling\?from=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}Z\&orgId=1\&timezone=browser\&to=[0-9-]{10}T[0-9:]{8}\.[0-9]{3}Z\&var-hostname=$(hostname)\&var-tracer_id=$id$ ]]
+	[ "$(api GET /v1/profiling)" = 200 ]
+	jqb -e '[.data.items[] | has("result_url")] | any | not'
+	[ "$(api GET "/v1/profiling/$id")" = 200 ]
 
 	# raw: windows of pprof JSON, the chain in them, paged
 	[ "$(api GET "/v1/profiling/$id/raw")" = 200 ]
@@ -179,6 +185,7 @@ setup() {
 	[ $(( $(date +%s) - t0 )) -lt 30 ]
 	[ "$(api GET "/v1/profiling/$id")" = 200 ]
 	[ "$(jqb -c .data.terminal)" = '{"outcome":"stopped"}' ]
+	jqb -e '.data | has("result_url") | not'
 	[ "$(api POST "/v1/profiling/$id/stop")" = 409 ]
 	[ "$(jqb -c .error)" = '{"code":"job_conflict","message":"Job is already terminal"}' ]
 	[ "$(api GET "/v1/profiling/$id/raw")" = 409 ]
