@@ -151,10 +151,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (ev->flags & CAPTURE_F_ALLOC_ID)
 		s.alloc_id = ev->alloc_id;
 	copy_py_frames(&s, &ev->py);
-	if (ev->kind == CAPTURE_KIND_HEAP_ALLOC ||
-	    ev->kind == CAPTURE_KIND_HEAP_INUSE)
-		heap_queue_sample(&s);	/* sampled sizes, scaled there */
-	else
+	/* an add-on's kind is its own to queue (heap sizes are scaled) */
+	if (!capture_addons_sample(&s))
 		output_queue_sample(&s);
 	return 0;
 }
@@ -463,8 +461,7 @@ static void bpf_stop(void)
 	for (size_t i = 0; i < n_links; i++)
 		bpf_link__destroy(links[i]);
 	n_links = 0;
-	memory_stop();
-	heap_stop();
+	capture_addons_detach();
 	ring_buffer__consume(rb);
 	drain_throttle_rings();
 	if (cfg->offcpu)
@@ -472,90 +469,29 @@ static void bpf_stop(void)
 	read_drops(mono_now_ns(), true);
 }
 
-static void print_prog_stats(struct bpf_program *p, double seconds)
-{
-	struct bpf_prog_info info;
-	uint32_t len = sizeof(info);
-
-	if (!bpf_program__autoload(p))
-		return;
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
-		return;
-	fprintf(stderr, "%s: bpf %s: %llu runs, %.0f ns/run, %.4f%% of one "
-		"CPU\n", cpa_progname(), bpf_program__name(p),
-		(unsigned long long)info.run_cnt,
-		info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0,
-		seconds > 0 ? 100.0 * info.run_time_ns / (seconds * 1e9) : 0.0);
-}
-
-static uint64_t prog_run_ns(struct bpf_program *p)
-{
-	struct bpf_prog_info info;
-	uint32_t len = sizeof(info);
-
-	if (!bpf_program__autoload(p))
-		return 0;
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
-		return 0;
-	return info.run_time_ns;
-}
-
-uint64_t capture_prog_ns(struct bpf_program *p)
-{
-	return prog_run_ns(p);
-}
-
-void capture_prog_stats(struct bpf_program *p, double seconds)
-{
-	print_prog_stats(p, seconds);
-}
-
-/* An object loaded beside the main one takes over its ring buffer, drop
- * counters and filter maps, found by their names. */
-int capture_share_maps(struct bpf_object *obj, const struct memory_shared *sh)
-{
-	const struct bpf_map *theirs[] = { sh->events, sh->drops, sh->pids,
-					   sh->tids, sh->comms, sh->cgroups,
-					   sh->cgroups_v1, sh->cpus };
-
-	for (size_t i = 0; i < sizeof(theirs) / sizeof(theirs[0]); i++) {
-		struct bpf_map *ours = bpf_object__find_map_by_name(
-			obj, bpf_map__name(theirs[i]));
-		int err = ours ? bpf_map__reuse_fd(ours, bpf_map__fd(theirs[i]))
-			       : -ENOENT;
-
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 static uint64_t bpf_run_ns(void)
 {
 	if (stats_fd < 0)
 		return 0;
-	return prog_run_ns(skel->progs.on_cpu) +
-	       prog_run_ns(skel->progs.irqoff_switch) +
-	       prog_run_ns(skel->progs.sched_switch) +
-	       prog_run_ns(skel->progs.sched_wakeup) +
-	       prog_run_ns(skel->progs.sched_exit) +
-	       prog_run_ns(skel->progs.probe_tp) +
-	       prog_run_ns(skel->progs.probe_regs) + memory_run_ns() +
-	       heap_run_ns();
+	return capture_prog_ns(skel->progs.on_cpu) +
+	       capture_prog_ns(skel->progs.irqoff_switch) +
+	       capture_prog_ns(skel->progs.sched_switch) +
+	       capture_prog_ns(skel->progs.sched_wakeup) +
+	       capture_prog_ns(skel->progs.sched_exit) +
+	       capture_prog_ns(skel->progs.probe_tp) +
+	       capture_prog_ns(skel->progs.probe_regs) +
+	       capture_addons_run_ns();
 }
 
 static void bpf_print_stats(double seconds)
 {
-	print_prog_stats(skel->progs.on_cpu, seconds);
-	print_prog_stats(skel->progs.irqoff_switch, seconds);
-	print_prog_stats(skel->progs.sched_switch, seconds);
-	print_prog_stats(skel->progs.sched_wakeup, seconds);
-	print_prog_stats(skel->progs.probe_tp, seconds);
-	print_prog_stats(skel->progs.probe_regs, seconds);
-	memory_print_stats(seconds);
-	heap_print_stats(seconds);
+	capture_prog_stats(skel->progs.on_cpu, seconds);
+	capture_prog_stats(skel->progs.irqoff_switch, seconds);
+	capture_prog_stats(skel->progs.sched_switch, seconds);
+	capture_prog_stats(skel->progs.sched_wakeup, seconds);
+	capture_prog_stats(skel->progs.probe_tp, seconds);
+	capture_prog_stats(skel->progs.probe_regs, seconds);
+	capture_addons_print_stats(seconds);
 	if (cfg->irqoff)
 		fprintf(stderr, "%s: IRQ-off gaps ignored as throttled: %llu\n",
 			cpa_progname(), (unsigned long long)irqoff_throttled);
@@ -573,11 +509,9 @@ static void bpf_close(void)
 	n_links = 0;
 	ring_buffer__free(rb);
 	rb = NULL;
-	memory_close();
-	heap_close();
+	capture_addons_close();
 	capture_bpf__destroy(skel);
 	skel = NULL;
-	python_close();
 	free(drops_seen);
 	free(drops_now);
 	drops_seen = drops_now = NULL;
@@ -666,7 +600,6 @@ int bpf_backend_open(const struct capture_config *config,
 	}
 	if (cfg->offcpu)
 		kstack_trim_init();
-	python_init(bpf_map__fd(skel->maps.py_procs));
 	if (cfg->stats || cfg->selfstats.file || cfg->selfstats.interval_ns) {
 		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (stats_fd < 0)
@@ -678,16 +611,16 @@ int bpf_backend_open(const struct capture_config *config,
 			 strerror(-err));
 		goto fail;
 	}
-	struct memory_shared mem = {
+	struct capture_shared sh = {
 		.events = skel->maps.events, .drops = skel->maps.drops,
 		.pids = skel->maps.pids, .tids = skel->maps.tids,
 		.comms = skel->maps.comms, .cgroups = skel->maps.cgroups,
 		.cgroups_v1 = skel->maps.cgroups_v1, .cpus = skel->maps.cpus,
+		.py_procs_fd = bpf_map__fd(skel->maps.py_procs),
 		.ringbuf_bytes = skel->rodata->ringbuf_bytes,
 		.ncpus = ncpus, .user_stacks = user,
 	};
-	if (memory_open(cfg, &mem, why, whylen) < 0 ||
-	    heap_open(cfg, &mem, why, whylen) < 0)
+	if (capture_addons_open(cfg, &sh, why, whylen) < 0)
 		goto fail;
 	drops_seen = cpa_calloc((size_t)DROP_COUNT * ncpus, sizeof(uint64_t));
 	drops_now = cpa_calloc((size_t)ncpus, sizeof(uint64_t));

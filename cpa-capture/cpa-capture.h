@@ -206,13 +206,6 @@ void procscan_emit(const struct capture_config *cfg, uint64_t mono_ns);
 /* Group leader comm of a process, from /proc (perf backend). */
 int procscan_comm(uint32_t pid, uint32_t tid, char comm[CPA_COMM_LEN]);
 
-/* python.c: CPython processes for the BPF frame walker (py_procs fd) */
-void python_init(int procs_fd);
-void python_mapping(const struct cpa_mmap *m);
-void python_exec(uint32_t pid, uint64_t time_ns);
-void python_exit(uint32_t pid, uint64_t time_ns);
-void python_close(void);
-
 /* tracking.c: perf side-band events (mmap2, comm-exec, fork, exit) */
 int tracking_open(const struct capture_config *cfg);
 void tracking_drain(void);
@@ -255,64 +248,108 @@ struct bpf_link *probe_attach(const struct probe_spec *p,
 			      struct bpf_program *tp_prog,
 			      struct bpf_program *regs_prog);
 
-/* memory.c: loaded after the main BPF object, on its maps */
+/* bpf_shared.c: the BPF plumbing beneath the backend and the add-ons:
+ * the main object's ring buffer and filter maps, which the backend hands
+ * to each add-on's open, and the run time and --stats line of programs */
 struct bpf_map;
-struct memory_shared {
+struct bpf_object;
+struct capture_shared {
 	const struct bpf_map *events, *drops;
 	const struct bpf_map *pids, *tids, *comms, *cgroups, *cgroups_v1;
 	const struct bpf_map *cpus;
+	int py_procs_fd;		/* the Python walker's processes */
 	uint64_t ringbuf_bytes;
 	int ncpus;
 	bool user_stacks;
 };
-/* 0 (also when no memory mode is asked for), or -1 with why (empty when
- * the error was printed). */
-int memory_open(const struct capture_config *cfg,
-		const struct memory_shared *sh, char *why, size_t whylen);
-void memory_stop(void);
-/* Appends the memory modes to the stream's "mode" meta value. */
-void memory_meta_mode(const struct capture_config *cfg, char *buf, size_t len);
-uint64_t memory_run_ns(void);
-void memory_print_stats(double seconds);
-void memory_close(void);
-
-/* bpf_backend.c: a program's --stats line and its run time so far; the
- * main object's shared maps, reused by another object before its load
- * (0 or -errno) */
-struct bpf_program;
-struct bpf_object;
-void capture_prog_stats(struct bpf_program *p, double seconds);
+/* An object loaded beside the main one takes over its ring buffer, drop
+ * counters and filter maps, found by their names: 0 or -errno. */
+int capture_share_maps(struct bpf_object *obj, const struct capture_shared *sh);
 uint64_t capture_prog_ns(struct bpf_program *p);
-int capture_share_maps(struct bpf_object *obj, const struct memory_shared *sh);
+void capture_prog_stats(struct bpf_program *p, double seconds);
+/* the same for every program of an object (NULL: none) */
+uint64_t capture_object_ns(struct bpf_object *obj);
+void capture_object_stats(struct bpf_object *obj, double seconds);
 
-/* heap.c: --mem malloc, loaded like memory.c */
-struct cpa_raw_sample;
-int heap_open(const struct capture_config *cfg,
-	      const struct memory_shared *sh, char *why, size_t whylen);
-/* A new mapping of a selected process: its libc, if that is one, is
- * probed. */
-void heap_saw_mapping(uint32_t pid, const char *path, size_t len);
-/* Scales a heap sample's weight and queues it (a heap-inuse allocation
- * also as heap-alloc). */
-void heap_queue_sample(struct cpa_raw_sample *s);
-void heap_stop(void);
-/* The unbiased weight of an object of size bytes sampled once per mean
- * bytes on average (exponential intervals), as heap and Java samples are. */
+/*
+ * addons.c: what is captured beside the backend's samples (memory, the
+ * heap, Java, Python), each add-on one table; any entry may be NULL.
+ *
+ *   open        with the BPF backend, after the main object's load: its
+ *               own objects on the shared maps; 0 (also when it is not
+ *               asked for), or -1 with why (empty when printed)
+ *   start       once the stream's start records are out, any backend
+ *   on_mapping  a new executable mapping of a selected process, or one
+ *               it had at the start (at_start, from /proc)
+ *   on_exec, on_exit   a selected process's exec and exit
+ *   kinds, sample      the event kinds of the shared ring's samples it
+ *               takes (a bit per kind), and takes one (to queue it)
+ *   drain       each poll cycle
+ *   detach      the backend stops: nothing more into the shared ring
+ *               (before the backend's last drain of it)
+ *   stop        the capture ends: what it still holds is queued (after
+ *               the backend stopped)
+ *   object      its BPF object (NULL when not loaded), whose programs'
+ *               run time and --stats lines the backend reports with its
+ *               own
+ *   meta_mode   its part of the stream's "mode" meta value
+ *   close       frees what open made
+ */
+struct capture_addon {
+	const char *name;
+	int (*open)(const struct capture_config *cfg,
+		    const struct capture_shared *sh, char *why, size_t whylen);
+	void (*start)(const struct capture_config *cfg);
+	void (*on_mapping)(const struct cpa_mmap *m, bool at_start);
+	void (*on_exec)(uint32_t pid, uint64_t time_ns);
+	void (*on_exit)(uint32_t pid, uint64_t time_ns);
+	uint32_t kinds;
+	void (*sample)(struct cpa_raw_sample *s);
+	void (*drain)(void);
+	void (*detach)(void);
+	void (*stop)(void);
+	struct bpf_object *(*object)(void);
+	void (*meta_mode)(const struct capture_config *cfg, char *buf,
+			  size_t len);
+	void (*close)(void);
+};
+
+/* memory.c, heap.c, java.c, python.c */
+extern const struct capture_addon memory_addon, heap_addon, java_addon,
+	python_addon;
+
+/* Each of these calls every add-on that has the entry, in table order. */
+int capture_addons_open(const struct capture_config *cfg,
+			const struct capture_shared *sh, char *why,
+			size_t whylen);
+void capture_addons_start(const struct capture_config *cfg);
+void capture_addons_mapping(const struct cpa_mmap *m, bool at_start);
+void capture_addons_exec(uint32_t pid, uint64_t time_ns);
+void capture_addons_exit(uint32_t pid, uint64_t time_ns);
+/* true when an add-on took the sample */
+bool capture_addons_sample(struct cpa_raw_sample *s);
+void capture_addons_drain(void);
+void capture_addons_detach(void);
+void capture_addons_stop(void);
+uint64_t capture_addons_run_ns(void);
+void capture_addons_print_stats(double seconds);
+void capture_addons_meta_mode(const struct capture_config *cfg, char *buf,
+			      size_t len);
+void capture_addons_close(void);
+
+/* heap.c: the unbiased weight of an object of size bytes sampled once per
+ * mean bytes on average (exponential intervals), as heap and Java samples
+ * are. */
 uint64_t capture_unbiased_weight(uint64_t size, double mean);
-uint64_t heap_run_ns(void);
-void heap_print_stats(double seconds);
-void heap_close(void);
 
 /* java.c: the agent attached to each --java-alloc/--java-live JVM (a
- * JVM that cannot be is named in one line and left out); its samples
- * drained each poll cycle; at the stop, what the agents still queued */
+ * JVM that cannot be is named in one line and left out) at the start;
+ * its samples drained each poll cycle; at the stop, what the agents
+ * still queued */
 #define JAVA_DEFAULT_SAMPLE_BYTES (512 * 1024)
-void java_open(const struct capture_config *cfg);
-void java_drain(void);
-void java_stop(void);
-/* The agent's records in buf taken as java_drain takes them, as those
- * of a JVM of pid 1 (the fuzz target's way in): *taken = the bytes of
- * whole records; 1 at an END record, -1 with err on bad input. */
+/* The agent's records in buf taken as a drain takes them, as those of a
+ * JVM of pid 1 (the fuzz target's way in): *taken = the bytes of whole
+ * records; 1 at an END record, -1 with err on bad input. */
 int java_records(const uint8_t *buf, size_t len, bool live, size_t *taken,
 		 char *err, size_t errlen);
 

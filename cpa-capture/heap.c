@@ -191,11 +191,15 @@ out:
 	close(fd);
 }
 
-void heap_saw_mapping(uint32_t pid, const char *path, size_t len)
+/* A new mapping of a selected process: its libc, if that is one, is
+ * probed (those of processes running at the start were, by open). */
+static void heap_on_mapping(const struct cpa_mmap *m, bool at_start)
 {
-	const char *base = path;
+	const char *path = m->path, *base = path;
+	size_t len = m->path_len;
+	uint32_t pid = m->pid;
 
-	if (!skel)
+	if (!skel || at_start)
 		return;
 	for (size_t i = 0; i < len; i++)
 		if (path[i] == '/')
@@ -246,8 +250,10 @@ static void fill_intervals(volatile __u64 *out, double bytes)
 	}
 }
 
-int heap_open(const struct capture_config *c, const struct memory_shared *sh,
-	      char *why, size_t whylen)
+static void heap_close(void);
+
+static int heap_open(const struct capture_config *c,
+		     const struct capture_shared *sh, char *why, size_t whylen)
 {
 	int err;
 
@@ -308,7 +314,9 @@ static uint64_t scaled(uint64_t size)
 	return capture_unbiased_weight(size, mean_bytes);
 }
 
-void heap_queue_sample(struct cpa_raw_sample *s)
+/* Scales a heap sample's weight and queues it (a heap-inuse allocation
+ * also as heap-alloc). */
+static void heap_sample(struct cpa_raw_sample *s)
 {
 	s->weight = scaled(s->weight);
 	if (s->kind == CPA_KIND_HEAP_INUSE && !(s->flags & CPA_FLAG_FREE)) {
@@ -324,38 +332,21 @@ void heap_queue_sample(struct cpa_raw_sample *s)
 }
 
 /* Detaches, so nothing more is written to the ring. */
-void heap_stop(void)
+static void heap_detach(void)
 {
 	for (size_t i = 0; i < n_links; i++)
 		bpf_link__destroy(links[i]);
 	n_links = 0;
 }
 
-uint64_t heap_run_ns(void)
+static struct bpf_object *heap_object(void)
 {
-	struct bpf_program *p;
-	uint64_t ns = 0;
-
-	if (!skel)
-		return 0;
-	bpf_object__for_each_program(p, skel->obj)
-		ns += capture_prog_ns(p);
-	return ns;
+	return skel ? skel->obj : NULL;
 }
 
-void heap_print_stats(double seconds)
+static void heap_close(void)
 {
-	struct bpf_program *p;
-
-	if (!skel)
-		return;
-	bpf_object__for_each_program(p, skel->obj)
-		capture_prog_stats(p, seconds);
-}
-
-void heap_close(void)
-{
-	heap_stop();
+	heap_detach();
 	free(links);
 	links = NULL;
 	free(probed);
@@ -367,3 +358,16 @@ void heap_close(void)
 	heap_bpf__destroy(skel);
 	skel = NULL;
 }
+
+/* --mem malloc: uprobes on the C library's allocator, loaded like
+ * memory.c; its samples come through the shared ring to be scaled */
+const struct capture_addon heap_addon = {
+	.name = "heap",
+	.open = heap_open,
+	.on_mapping = heap_on_mapping,
+	.kinds = 1u << CPA_KIND_HEAP_ALLOC | 1u << CPA_KIND_HEAP_INUSE,
+	.sample = heap_sample,
+	.detach = heap_detach,
+	.object = heap_object,
+	.close = heap_close,
+};

@@ -243,7 +243,7 @@ static void add_jvm(uint32_t pid, bool live)
 	n_jvms++;
 }
 
-void java_open(const struct capture_config *cfg)
+static void java_start(const struct capture_config *cfg)
 {
 	char err[256], path[64];
 
@@ -482,14 +482,14 @@ static int drain_one(struct jvm *j)
 	return 0;
 }
 
-void java_drain(void)
+static void java_drain(void)
 {
 	for (size_t i = 0; i < n_jvms; i++)
 		if (jvms[i].fd >= 0)
 			drain_one(&jvms[i]);
 }
 
-void java_stop(void)
+static void java_stop(void)
 {
 	uint64_t deadline = mono_now_ns() + STOP_TIMEOUT_MS * 1000000ull;
 
@@ -512,3 +512,12 @@ void java_stop(void)
 	jvms = NULL;
 	n_jvms = 0;
 }
+
+/* --java-alloc, --java-live: the JVMTI agent in each JVM, attached once
+ * the stream's start records are out, its samples over a socket */
+const struct capture_addon java_addon = {
+	.name = "java",
+	.start = java_start,
+	.drain = java_drain,
+	.stop = java_stop,
+};

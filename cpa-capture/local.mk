@@ -13,7 +13,9 @@ cpa_capture_libcapture_a_SOURCES = \
 	cpa-capture/procscan.c \
 	cpa-capture/perf_ring.c cpa-capture/perf_ring.h \
 	cpa-capture/tracking.c \
+	cpa-capture/addons.c \
 	cpa-capture/python.c \
+	cpa-capture/bpf_shared.c \
 	cpa-capture/bpf_backend.c \
 	cpa-capture/probes.c \
 	cpa-capture/memory.c \

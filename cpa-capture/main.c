@@ -62,7 +62,7 @@ static void write_meta(const struct capture_config *cfg,
 				 "",
 		 cfg->irqoff ? ",irqoff" : "",
 		 cfg->kernel_only ? ",kernel-only" : "");
-	memory_meta_mode(cfg, buf, sizeof(buf));
+	capture_addons_meta_mode(cfg, buf, sizeof(buf));
 	output_meta(CPA_META_MODE, buf);
 	output_meta("backend", b->name);
 	output_meta("event", b->event);
@@ -251,7 +251,7 @@ int main(int argc, char **argv)
 	capture_report_features(&f, b.name, b.event);
 	write_meta(&cfg, &f, &b);
 	procscan_emit(&cfg, start);
-	java_open(&cfg);
+	capture_addons_start(&cfg);
 
 	/* the BPF programs' CPU time is spent on the sampled CPUs, outside
 	 * this process: report it next to the process's own */
@@ -277,7 +277,7 @@ int main(int argc, char **argv)
 		}
 		now = mono_now_ns();
 		b.drain();
-		java_drain();
+		capture_addons_drain();
 		tracking_drain();
 		rc = check_write(output_emit(now - CAPTURE_HOLD_NS));
 		if (rc)
@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 	}
 
 	b.stop();
-	java_stop();
+	capture_addons_stop();
 	tracking_drain();
 	if (!rc) {
 		rc = check_write(output_end());

@@ -25,11 +25,6 @@ static struct mem_bpf *skel;
 static struct bpf_link **links;
 static size_t n_links;
 
-static int reuse(struct bpf_map *ours, const struct bpf_map *theirs)
-{
-	return bpf_map__reuse_fd(ours, bpf_map__fd(theirs));
-}
-
 static int attach(struct bpf_program *p)
 {
 	struct bpf_link *l = bpf_program__attach(p);
@@ -44,8 +39,11 @@ static int attach(struct bpf_program *p)
 	return 0;
 }
 
-int memory_open(const struct capture_config *cfg,
-		const struct memory_shared *sh, char *why, size_t whylen)
+static void memory_close(void);
+
+static int memory_open(const struct capture_config *cfg,
+		       const struct capture_shared *sh, char *why,
+		       size_t whylen)
 {
 	unsigned want = cfg->mem_modes;
 	bool pages = want & (MEM_WANT_PHYS | MEM_WANT_USAGE);
@@ -71,14 +69,7 @@ int memory_open(const struct capture_config *cfg,
 				 (uint32_t)sh->ncpus * MEM_SLOT_COUNT);
 	bpf_map__set_max_entries(skel->maps.mem_pages,
 				 want & MEM_WANT_USAGE ? cfg->mem_max_pages : 1);
-	if ((err = reuse(skel->maps.events, sh->events)) ||
-	    (err = reuse(skel->maps.drops, sh->drops)) ||
-	    (err = reuse(skel->maps.pids, sh->pids)) ||
-	    (err = reuse(skel->maps.tids, sh->tids)) ||
-	    (err = reuse(skel->maps.comms, sh->comms)) ||
-	    (err = reuse(skel->maps.cgroups, sh->cgroups)) ||
-	    (err = reuse(skel->maps.cgroups_v1, sh->cgroups_v1)) ||
-	    (err = reuse(skel->maps.cpus, sh->cpus))) {
+	if ((err = capture_share_maps(skel->obj, sh))) {
 		snprintf(why, whylen, "--mem: cannot share the ring buffer and "
 			 "filters: %s", strerror(-err));
 		goto fail;
@@ -124,7 +115,9 @@ fail:
 	return -1;
 }
 
-void memory_meta_mode(const struct capture_config *cfg, char *buf, size_t len)
+/* Appends the memory modes to the stream's "mode" meta value. */
+static void memory_meta_mode(const struct capture_config *cfg, char *buf,
+			     size_t len)
 {
 	static const char *const names[] = { "mem-virt", "mem-phys",
 					      "mem-usage", "malloc" };
@@ -139,63 +132,33 @@ void memory_meta_mode(const struct capture_config *cfg, char *buf, size_t len)
 }
 
 /* Detaches, so nothing more is written to the ring. */
-void memory_stop(void)
+static void memory_detach(void)
 {
 	for (size_t i = 0; i < n_links; i++)
 		bpf_link__destroy(links[i]);
 	n_links = 0;
 }
 
-static uint64_t prog_run_ns(struct bpf_program *p, uint64_t *runs)
+static struct bpf_object *memory_object(void)
 {
-	struct bpf_prog_info info;
-	uint32_t len = sizeof(info);
-
-	if (!bpf_program__autoload(p) || bpf_program__fd(p) < 0)
-		return 0;
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
-		return 0;
-	if (runs)
-		*runs = info.run_cnt;
-	return info.run_time_ns;
+	return skel ? skel->obj : NULL;
 }
 
-uint64_t memory_run_ns(void)
+static void memory_close(void)
 {
-	struct bpf_program *p;
-	uint64_t ns = 0;
-
-	if (!skel)
-		return 0;
-	bpf_object__for_each_program(p, skel->obj)
-		ns += prog_run_ns(p, NULL);
-	return ns;
-}
-
-void memory_print_stats(double seconds)
-{
-	struct bpf_program *p;
-
-	if (!skel)
-		return;
-	bpf_object__for_each_program(p, skel->obj) {
-		uint64_t runs = 0, ns = prog_run_ns(p, &runs);
-
-		if (!bpf_program__autoload(p))
-			continue;
-		fprintf(stderr, "%s: bpf %s: %llu runs, %.0f ns/run, %.4f%% of "
-			"one CPU\n", cpa_progname(), bpf_program__name(p),
-			(unsigned long long)runs, runs ? (double)ns / runs : 0.0,
-			seconds > 0 ? 100.0 * ns / (seconds * 1e9) : 0.0);
-	}
-}
-
-void memory_close(void)
-{
-	memory_stop();
+	memory_detach();
 	free(links);
 	links = NULL;
 	mem_bpf__destroy(skel);
 	skel = NULL;
 }
+
+/* --mem virt, phys, usage: loaded after the main BPF object, on its maps */
+const struct capture_addon memory_addon = {
+	.name = "memory",
+	.open = memory_open,
+	.detach = memory_detach,
+	.object = memory_object,
+	.meta_mode = memory_meta_mode,
+	.close = memory_close,
+};

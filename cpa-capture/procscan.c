@@ -198,7 +198,7 @@ static void scan_maps(uint32_t pid, uint64_t when)
 		if (m.inode)
 			find_build_id(&m, &map);
 		output_queue_mmap(&m);
-		python_mapping(&m);
+		capture_addons_mapping(&m, true);
 	}
 	cpa_maps_close(&it);
 }

@@ -63,10 +63,14 @@ struct py_seen {
 static struct py_seen *seen;
 static size_t n_seen, seen_cap;
 
-void python_init(int fd)
+static int python_open(const struct capture_config *cfg,
+		       const struct capture_shared *sh, char *why,
+		       size_t whylen)
 {
-	procs_fd = fd;
+	(void)cfg, (void)why, (void)whylen;
+	procs_fd = sh->py_procs_fd;
 	elf_version(EV_CURRENT);
+	return 0;
 }
 
 static bool name_is_python(const char *path, size_t len)
@@ -290,8 +294,9 @@ static void describe(struct capture_py_proc *pp, const struct cpa_py_offsets *o,
 	pp->frame_read = (uint16_t)((top + 8) & ~7u);
 }
 
-void python_mapping(const struct cpa_mmap *m)
+static void python_mapping(const struct cpa_mmap *m, bool at_start)
 {
+	(void)at_start;
 	struct capture_py_proc pp;
 	const struct cpa_py_offsets *o;
 	struct py_file *pf;
@@ -335,17 +340,17 @@ void python_mapping(const struct cpa_mmap *m)
 		cpa_debug("pid %u: py_procs is full", m->pid);
 }
 
-void python_exec(uint32_t pid, uint64_t time_ns)
+static void python_exec(uint32_t pid, uint64_t time_ns)
 {
 	forget(pid, time_ns);
 }
 
-void python_exit(uint32_t pid, uint64_t time_ns)
+static void python_exit(uint32_t pid, uint64_t time_ns)
 {
 	forget(pid, time_ns);
 }
 
-void python_close(void)
+static void python_close(void)
 {
 	for (size_t i = 0; i < n_files; i++)
 		free(files[i].loads);
@@ -356,3 +361,14 @@ void python_close(void)
 	n_files = n_seen = files_cap = seen_cap = 0;
 	procs_fd = -1;
 }
+
+/* CPython processes described for the BPF frame walker (its py_procs
+ * map), from their interpreter's mappings, forgotten at exec and exit */
+const struct capture_addon python_addon = {
+	.name = "python",
+	.open = python_open,
+	.on_mapping = python_mapping,
+	.on_exec = python_exec,
+	.on_exit = python_exit,
+	.close = python_close,
+};

@@ -105,8 +105,7 @@ static void on_mmap2(const struct mmap2_record *r)
 	m.path_len = (uint16_t)strnlen(r->filename,
 				       (size_t)(end - r->filename));
 	output_queue_mmap(&m);
-	heap_saw_mapping(r->pid, m.path, m.path_len);
-	python_mapping(&m);
+	capture_addons_mapping(&m, false);
 }
 
 static void on_record(const struct perf_event_header *h, int cpu, void *arg)
@@ -139,7 +138,7 @@ static void on_record(const struct perf_event_header *h, int cpu, void *arg)
 					CPA_COMM_LEN - 1 :
 					(size_t)((const char *)id - r->comm)));
 		output_queue_task(&t);
-		python_exec(t.pid, t.time_ns);
+		capture_addons_exec(t.pid, t.time_ns);
 		break;
 	}
 	case PERF_RECORD_FORK:
@@ -161,7 +160,7 @@ static void on_record(const struct perf_event_header *h, int cpu, void *arg)
 							CPA_TASK_EXIT;
 		output_queue_task(&t);
 		if (t.event == CPA_TASK_EXIT)
-			python_exit(t.pid, t.time_ns);
+			capture_addons_exit(t.pid, t.time_ns);
 		break;
 	}
 	case PERF_RECORD_LOST: {
