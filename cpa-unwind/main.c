@@ -108,7 +108,9 @@ static const struct argp_option options[] = {
 	  "Label each sample with the first of these environment variables "
 	  "its process has", 0 },
 	{ "max-cache", OPT_MAX_CACHE, "SIZE", 0,
-	  "Memory for ELF symbols and unwind tables (default 24M)", 0 },
+	  "Memory for ELF symbols and unwind tables, and the processes' perf "
+	  "maps and code objects (a quarter each, half in all; default 24M)",
+	  0 },
 	{ "max-object", OPT_MAX_OBJECT, "SIZE", 0,
 	  "Memory one ELF object may cost; a bigger one is refused, its "
 	  "frames left unnamed (default: the --max-cache size)", 0 },
