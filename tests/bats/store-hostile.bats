@@ -99,6 +99,38 @@ history() {
 	grep -q '^python3;\[over budget\] [0-9]*$' "$T/flood.folded"
 }
 
+@test "store flood: the budget is per process: one over it keeps its weight, others keep their stacks" {
+	local t=1700000000 i
+	{
+		for i in $(seq 1 10); do
+			echo "${t}000000000 oncpu 7 7 0 app app $i main;f$i"
+		done
+		for i in $(seq 1 5); do
+			echo "${t}000000000 oncpu 8 8 0 other other 1 main;g$i"
+		done
+		# the next window: pid 7's budget of distinct stacks is anew
+		echo "$(( t + 1 ))000000000 oncpu 7 7 0 app app 1 main;f1"
+	} | "$MKSTREAM" | CPA_STORE_NOW=@$(( t + 10 )) cpa-store --dir "$T/store" \
+		--max-process-stacks 8 --stats-file "$T/stats" 2>"$T/store.err"
+	run stat_of "$T/stats" over_budget_stacks
+	[ "$output" -eq 2 ]
+	grep -q 'pid 7 (app): over the budget of one process in one window' "$T/store.err"
+	run ! grep -q 'pid 8 ' "$T/store.err"
+	cpa-query --dir "$T/store" --pid 7 >"$T/app.folded"
+	[ "$(total "$T/app.folded")" -eq 56 ]
+	run grep -c ';f[0-9]* ' "$T/app.folded"
+	[ "$output" -eq 8 ]
+	# f1 of the next window joins f1: its budget began anew
+	grep -qx 'app;main;f1 2' "$T/app.folded"
+	grep -q '^app;\[over budget\] [0-9]*$' "$T/app.folded"
+	cpa-query --dir "$T/store" --pid 8 >"$T/other.folded"
+	run grep -c '^other;main;g[0-9]* 1$' "$T/other.folded"
+	[ "$output" -eq 5 ]
+	run cpa-query --dir "$T/store" --list
+	[[ "$output" == *"over budget pid 7 (app): 2 stacks, "* ]]
+	[[ "$output" != *"over budget pid 8"* ]]
+}
+
 @test "store flood: --max-size deleting history younger than --retain warns and counts" {
 	local now
 	now=$(date +%s)
