@@ -19,5 +19,8 @@ int cpa_write_full(int fd, const void *buf, size_t len);
 int cpa_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
 /* send(2) with MSG_NOSIGNAL: a peer gone is -EPIPE, not SIGPIPE */
 int cpa_send_full(int fd, const void *buf, size_t len);
+/* The same on a non-blocking socket: a full send buffer is waited on for
+ * timeout_ms at a time, then -ETIMEDOUT. */
+int cpa_send_full_within(int fd, const void *buf, size_t len, int timeout_ms);
 
 #endif

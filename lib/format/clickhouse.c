@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clickhouse.h"
+#include "io.h"
 #include "log.h"
 
 /* Largest answer read: fleet answers are aggregated; past this the
@@ -317,22 +318,7 @@ static bool stale(int fd)
 
 static int send_all(struct cpa_ch *ch, const uint8_t *p, size_t n)
 {
-	while (n) {
-		ssize_t k = send(ch->fd, p, n, MSG_NOSIGNAL);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0 && errno == EAGAIN) {
-			int r = wait_fd(ch->fd, POLLOUT, ch->timeout_ms);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if (k < 0)
-			return -errno;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return cpa_send_full_within(ch->fd, p, n, ch->timeout_ms);
 }
 
 /* Reads more of the answer into b. 0, -ENODATA at end of file, -errno. */

@@ -929,6 +929,34 @@ static void test_write_full(void)
 	close(fds[1]);
 	CHECK(cpa_send_full(fds[0], "x", 1) == -EPIPE);
 	close(fds[0]);
+	/* a non-blocking socket: a full buffer waited on, then timed out */
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+	CHECK(fcntl(fds[0], F_SETFL, O_NONBLOCK) == 0);
+	CHECK(cpa_send_full(fds[0], buf, len) == -EAGAIN);
+	uint64_t t0 = cpa_mono_ns();
+	CHECK(cpa_send_full_within(fds[0], buf, len, 50) == -ETIMEDOUT);
+	CHECK(cpa_mono_ns() - t0 >= 50 * CPA_NSEC_PER_MSEC);
+	close(fds[0]);
+	close(fds[1]);
+	/* ...and sent whole to a reader that takes it slowly */
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+	CHECK(fcntl(fds[0], F_SETFL, O_NONBLOCK) == 0);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[1]);
+		_exit(cpa_send_full_within(fds[0], buf, len, 5000) == 0 ? 0 : 1);
+	}
+	close(fds[0]);
+	at = 0;
+	while (at < len && (k = read(fds[1], got + at,
+				    len - at < 4096 ? len - at : 4096)) > 0) {
+		at += (size_t)k;
+		usleep(100);
+	}
+	waitpid(pid, &st, 0);
+	CHECK(at == len && !memcmp(buf, got, len));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(fds[1]);
 	free(buf);
 	free(got);
 }
