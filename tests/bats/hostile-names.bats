@@ -164,15 +164,16 @@ frames() { tr ';' '\n' <"$1" | sed 's/ [0-9]*$//' | sort -u; }
 }
 
 @test "hostile names: every cpa-render format, from the live stream" {
-	local fmt
+	local fmt each=()
 	for fmt in text svg html speedscope pprof; do
 		cpa-render --format "$fmt" -o "$T/out.$fmt" "$F/live.cpa"
-		"${CHECK[@]}" "$fmt" "$T/out.$fmt"
+		each+=("$fmt=$T/out.$fmt")
 		# not a byte of an escape in any text output
 		if [ "$fmt" != pprof ]; then
 			run ! grep -q "$ESC" "$T/out.$fmt"
 		fi
 	done
+	"${CHECK[@]}" --each "${each[@]}"
 	xmllint --noout "$T/out.svg"
 	run grep -c 'A 999999999999_' "$T/out.text"
 	[ "$output" -gt 0 ]
@@ -180,11 +181,9 @@ frames() { tr ';' '\n' <"$1" | sed 's/ [0-9]*$//' | sort -u; }
 
 @test "hostile names: cpa-query stream and pprof, and the tree of --top" {
 	cpa-query --dir "$F/store" --format stream | cpa-render --format text >"$T/s.text"
-	"${CHECK[@]}" text "$T/s.text"
 	cpa-query --dir "$F/store" --format pprof -o "$T/q.pprof"
-	"${CHECK[@]}" pprof "$T/q.pprof"
 	cpa-query --dir "$F/store" --top 50 >"$T/top.txt"
-	"${CHECK[@]}" text "$T/top.txt"
+	"${CHECK[@]}" --each "text=$T/s.text" "pprof=$T/q.pprof" "text=$T/top.txt"
 }
 
 @test "hostile names: cpa-serve's history, a job's folded lines and raw windows" {
@@ -222,10 +221,12 @@ forged_stream() {
 	cpa-render --format folded "$T/forged.cpa" >"$T/f.folded"
 	"${CHECK[@]}" folded "$T/f.folded" 12
 	grep -qF 'A 999999999999_;main;evil_split_[31m;bidi___;leaf_123 5' "$T/f.folded"
+	local each=()
 	for fmt in text svg html speedscope pprof; do
 		cpa-render --format "$fmt" -o "$T/f.$fmt" "$T/forged.cpa"
-		"${CHECK[@]}" "$fmt" "$T/f.$fmt"
+		each+=("$fmt=$T/f.$fmt")
 	done
+	"${CHECK[@]}" --each "${each[@]}"
 	# through the store, every label; it counts what it cleaned
 	cpa-store --dir "$T/store" --stats-file "$T/store.stats" <"$T/forged.cpa"
 	# (env, container, 2 comms, thread, 4 frames)

@@ -1,6 +1,7 @@
 """Checks that every name in a profile is clean, as lib/base/name.h defines it.
 
     names_clean.py FORMAT FILE [TOTAL]
+    names_clean.py --each FORMAT=FILE...
 
 FORMAT is what cpa-query or cpa-render wrote: folded, text, svg, html,
 speedscope or pprof. Every name in the file (every frame of a folded
@@ -127,9 +128,7 @@ def pprof(data):
         bad.append("no string table")
 
 
-def main():
-    fmt, path = sys.argv[1], sys.argv[2]
-    total = int(sys.argv[3]) if len(sys.argv) > 3 else None
+def check_file(fmt, path, total):
     data = open(path, "rb").read()
     if fmt == "folded":
         folded(data, total)
@@ -145,7 +144,21 @@ def main():
         sys.exit("names_clean.py: unknown format %s" % fmt)
     for b in bad[:20]:
         print("%s (%s): %s" % (path, fmt, b))
-    sys.exit(1 if bad else 0)
+    return not bad
+
+
+def main():
+    if sys.argv[1] == "--each":
+        # one interpreter for several files: it starts slowly on a
+        # loaded host
+        ok = True
+        for arg in sys.argv[2:]:
+            fmt, path = arg.split("=", 1)
+            del bad[:]
+            ok = check_file(fmt, path, None) and ok
+        sys.exit(0 if ok else 1)
+    total = int(sys.argv[3]) if len(sys.argv) > 3 else None
+    sys.exit(0 if check_file(sys.argv[1], sys.argv[2], total) else 1)
 
 
 main()
