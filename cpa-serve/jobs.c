@@ -289,7 +289,7 @@ static bool stream_released(const char *dir)
 static void load_one(struct job *loaded, void *arg)
 {
 	struct job *j = cpa_malloc(sizeof(*j));
-	char dir[4300], why[200] = "", msg[256];
+	char dir[4300], why[200] = "", msg[512];
 
 	(void)arg;
 	*j = *loaded;

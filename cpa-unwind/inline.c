@@ -222,7 +222,8 @@ static void emit(struct build *b, uint64_t lo, uint64_t hi, uint32_t inst)
  */
 static void flatten(struct build *b)
 {
-	qsort(b->p, b->np, sizeof(*b->p), by_start);
+	if (b->np)	/* an object without inlines has no array to sort */
+		qsort(b->p, b->np, sizeof(*b->p), by_start);
 	struct piece open[WALK_DEPTH];
 	unsigned n = 0;
 	uint64_t pos = 0;
