@@ -452,6 +452,10 @@ int main(int argc, char **argv)
 	char err[640];
 	if (cpa_ch_init(&p.ch, p.o.url, err, sizeof(err)) < 0)
 		cpa_die_usage("invalid --clickhouse: %s", err);
+	if (p.o.check) {
+		cpa_ch_free(&p.ch);
+		return 0;
+	}
 	p.ch.timeout_ms = (int)(p.o.timeout_ns / 1000000);
 	if (p.o.host)
 		snprintf(p.host, sizeof(p.host), "%s", p.o.host);

@@ -12,7 +12,8 @@
 enum {
 	OPT_CLICKHOUSE = 0x100, OPT_CURSOR, OPT_HOST, OPT_DATABASE,
 	OPT_CLUSTER, OPT_INIT, OPT_PRINT_SCHEMA, OPT_RETAIN, OPT_BATCH_ROWS,
-	OPT_BATCH_WAIT, OPT_BACKOFF_MAX, OPT_TIMEOUT, OPT_FROM,
+	OPT_BATCH_WAIT, OPT_BACKOFF_MAX, OPT_TIMEOUT, OPT_FROM, OPT_ONCE,
+	OPT_CHECK,
 };
 
 static const char doc[] =
@@ -45,6 +46,8 @@ static const struct argp_option options[] = {
 	 "machine's hostname)", 1},
 	{"from", OPT_FROM, "TIME", 0, "Without a cursor yet, push windows "
 	 "from TIME on (default: the whole store)", 1},
+	{"once", OPT_ONCE, NULL, 0, "With --dir, push what the store holds "
+	 "now and exit (a backfill)", 1},
 	{NULL, 0, NULL, 0, "Schema and retention:", 2},
 	{"init", OPT_INIT, NULL, 0, "Create the database and tables that are "
 	 "missing, check those that exist, and exit", 2},
@@ -62,6 +65,9 @@ static const struct argp_option options[] = {
 	 "retries, doubling from 1s (default 60s)", 3},
 	{"timeout", OPT_TIMEOUT, "DURATION", 0, "Connect, send and answer "
 	 "timeout of a statement (default 30s)", 3},
+	{"check", OPT_CHECK, NULL, 0, "Check the options and exit (0, or 2 "
+	 "naming the bad one), as a supervisor does before it starts a "
+	 "stage", 4},
 	{"verbose", 'v', NULL, 0, "Say what is pushed", 4},
 	{0},
 };
@@ -94,6 +100,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FROM:
 		o->from = arg;
+		break;
+	case OPT_ONCE:
+		o->once = true;
+		break;
+	case OPT_CHECK:
+		o->check = true;
 		break;
 	case OPT_INIT:
 		o->init = true;
@@ -166,7 +178,7 @@ void push_opts_parse(struct push_opts *o, int argc, char **argv)
 		cpa_die_usage("--cursor FILE is required when the stream comes "
 			      "on stdin (with --dir it defaults to "
 			      "DIR/push.cursor)");
-	if (o->from && !o->dir)
-		cpa_die_usage("--from goes with --dir (on stdin, give it to "
-			      "cpa-query)");
+	if ((o->from || o->once) && !o->dir)
+		cpa_die_usage("--from and --once go with --dir (on stdin, give "
+			      "them to cpa-query)");
 }

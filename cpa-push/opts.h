@@ -18,6 +18,8 @@ struct push_opts {
 	const char *from;		/* --from: where a new cursor starts */
 	bool init;			/* --init: the schema, then exit */
 	bool print_schema;		/* --print-schema: the SQL, then exit */
+	bool once;			/* --once: what the store holds now */
+	bool check;			/* --check: the options, then exit */
 	uint64_t retain_ns;		/* --retain: drop older day partitions */
 	uint64_t batch_rows;		/* --batch-rows */
 	uint64_t batch_wait_ns;		/* --batch-wait */

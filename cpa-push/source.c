@@ -50,6 +50,8 @@ int source_spawn(const struct push_opts *o, const char *cursor, pid_t *pid)
 		argv[n++] = "--from";
 		argv[n++] = o->from;
 	}
+	if (o->once)
+		argv[n++] = "--once";
 	argv[n] = NULL;
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)

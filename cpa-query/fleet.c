@@ -106,6 +106,27 @@ static void glob_sql(struct cpa_buf *q, const char *glob)
 	cpa_buf_free(&re);
 }
 
+/* "host LIKE 'PREFIX%' AND " for a glob's literal prefix: the primary
+ * key (kind, comm, host, time) skips the granules of other hosts with it,
+ * which it cannot with match(). */
+static void like_prefix(struct cpa_buf *q, const char *glob)
+{
+	size_t n = strcspn(glob, "*?[\\");
+	if (!n)
+		return;
+	struct cpa_buf p = {0};
+	for (size_t i = 0; i < n; i++) {
+		if (glob[i] == '%' || glob[i] == '_')
+			cpa_ch_add(&p, "\\");
+		cpa_buf_add(&p, glob + i, 1);
+	}
+	cpa_ch_add(&p, "%");
+	cpa_ch_add(q, "host LIKE ");
+	cpa_ch_quote(q, (const char *)p.p, p.len);
+	cpa_ch_add(q, " AND ");
+	cpa_buf_free(&p);
+}
+
 /* " AND (x OR y ...)" of one filter kind, each term by fn. */
 static void any_of(struct cpa_buf *q, const char *const *v, size_t n,
 		   const char *column, bool prefix)
@@ -205,9 +226,11 @@ static void where_sql(struct fleet *f, struct cpa_buf *q, uint64_t from,
 	if (o->n_hosts) {
 		cpa_ch_add(q, " AND (");
 		for (size_t i = 0; i < o->n_hosts; i++) {
-			cpa_ch_add(q, i ? " OR match(host, " : "match(host, ");
+			cpa_ch_add(q, i ? " OR (" : "(");
+			like_prefix(q, o->hosts[i]);
+			cpa_ch_add(q, "match(host, ");
 			glob_sql(q, o->hosts[i]);
-			cpa_ch_add(q, ")");
+			cpa_ch_add(q, "))");
 		}
 		cpa_ch_add(q, ")");
 	}

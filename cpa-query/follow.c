@@ -33,6 +33,7 @@ struct follow {
 	char seg[CPA_STORE_NAME_MAX];	/* the position: seg, done blocks */
 	size_t done;
 	bool finished;			/* seg has a later one, all sent */
+	bool idle;			/* --once: the newest segment is out */
 };
 
 /* Reads a cursor file: "SEGMENT N". Missing: start at the oldest. */
@@ -160,6 +161,10 @@ static void follow_segment(struct follow *f, const char *name)
 		for (size_t i = 0; i < nn && !later; i++)
 			later = cpa_store_name_cmp(names[i], name) > 0;
 		cpa_store_names_free(names, nn);
+		if (!later && f->o->once) {
+			f->idle = true;	/* all the store holds now is out */
+			break;
+		}
 		if (!later) {
 			struct timespec ts = {
 				.tv_sec = (time_t)(f->o->poll_ns / 1000000000),
@@ -244,14 +249,22 @@ int follow_run(const struct query_opts *o, int fd)
 		if (next[0]) {
 			/* returns once a later segment exists */
 			follow_segment(&f, next);
+			if (f.idle)
+				break;
 			snprintf(f.seg, sizeof(f.seg), "%s", next);
 			f.finished = true;
 			continue;
 		}
+		if (o->once)
+			break;
 		struct timespec ts = {
 			.tv_sec = (time_t)(o->poll_ns / 1000000000),
 			.tv_nsec = (long)(o->poll_ns % 1000000000),
 		};
 		nanosleep(&ts, NULL);
 	}
+	int r = stream_sink_finish(&f.s);
+	if (r < 0 && r != -EPIPE)
+		cpa_die("<stdout>: %s", strerror(-r));
+	return 0;
 }

@@ -15,7 +15,7 @@ enum {
 	OPT_GREP, OPT_EXCLUDE, OPT_LABELS, OPT_FORMAT, OPT_SPLIT,
 	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO, OPT_GROWTH, OPT_STACKS,
 	OPT_PRUNE, OPT_CALLEE, OPT_FOLLOW, OPT_CURSOR, OPT_POLL,
-	OPT_CLICKHOUSE, OPT_DATABASE, OPT_HOST,
+	OPT_CLICKHOUSE, OPT_DATABASE, OPT_HOST, OPT_ONCE,
 };
 
 static const char doc[] =
@@ -52,6 +52,8 @@ static const struct argp_option options[] = {
 	 "position FILE holds ('SEGMENT BLOCKS', as cpa-push keeps it)", 1},
 	{"poll", OPT_POLL, "DURATION", 0, "With --follow, how often to look "
 	 "for new blocks (default 1s)", 1},
+	{"once", OPT_ONCE, NULL, 0, "With --follow, end the stream once every "
+	 "block committed so far is written", 1},
 	{NULL, 0, NULL, 0, "Filters (all must match):", 2},
 	{"host", OPT_HOST, "GLOB", 0, "With --clickhouse, only hosts whose "
 	 "name matches GLOB (* ? [...]; repeatable)", 2},
@@ -159,6 +161,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CURSOR:
 		o->cursor = arg;
+		break;
+	case OPT_ONCE:
+		o->once = true;
 		break;
 	case OPT_POLL:
 		o->poll_ns = cpa_opt_duration_ns("--poll", arg);
@@ -373,8 +378,8 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 					      "the host's store)");
 		}
 	}
-	if ((o->cursor || ps.poll) && !o->follow)
-		cpa_die_usage("--cursor and --poll go with --follow");
+	if ((o->cursor || ps.poll || o->once) && !o->follow)
+		cpa_die_usage("--cursor, --poll and --once go with --follow");
 	if (o->follow) {
 		if (o->n_dirs != 1)
 			cpa_die_usage("--follow reads one --dir");

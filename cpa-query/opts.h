@@ -40,6 +40,7 @@ struct query_opts {
 	bool follow;			/* --follow: committed blocks, forever */
 	const char *cursor;		/* --follow: start after this position */
 	uint64_t poll_ns;		/* --follow: how often to look */
+	bool once;			/* --follow: what is there now, then end */
 };
 
 /* Parses argv; exits 2 on a bad option. */

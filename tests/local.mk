@@ -92,6 +92,11 @@ FUZZ_TARGETS += pyoffsets
 check_PROGRAMS += tests/fuzz/pyoffsets_replay
 tests_fuzz_pyoffsets_replay_SOURCES = tests/fuzz/pyoffsets_fuzz.c tests/fuzz/replay.c
 tests_fuzz_pyoffsets_replay_LDADD = $(UNIT_LDADD)
+# lib/format/clickhouse.c: ClickHouse's HTTP answers and RowBinary
+FUZZ_TARGETS += clickhouse
+check_PROGRAMS += tests/fuzz/clickhouse_replay
+tests_fuzz_clickhouse_replay_SOURCES = tests/fuzz/clickhouse_fuzz.c tests/fuzz/replay.c
+tests_fuzz_clickhouse_replay_LDADD = $(UNIT_LDADD)
 EXTRA_DIST += tests/fuzz/corpus
 TESTS += tests/bats/fuzz.bats tests/bats/stream.bats tests/bats/pipeline.bats \
 	tests/bats/monitor.bats tests/bats/install.bats tests/bats/owners.bats \

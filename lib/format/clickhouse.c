@@ -470,6 +470,9 @@ static void server_message(const struct cpa_buf *b, char *out, size_t len)
 		snprintf(out, len, "(no message)");
 }
 
+static int answered(struct cpa_ch *ch, const char *sql, int r,
+		    bool close_after);
+
 int cpa_ch_exec(struct cpa_ch *ch, const char *sql, const void *data,
 		size_t len, const char *settings)
 {
@@ -509,6 +512,20 @@ int cpa_ch_exec(struct cpa_ch *ch, const char *sql, const void *data,
 	bool close_after = false;
 	if (!r)
 		r = read_answer(ch, &close_after);
+	return answered(ch, sql, r, close_after);
+}
+
+int cpa_ch_read_answer(struct cpa_ch *ch, const char *sql)
+{
+	bool close_after = false;
+	return answered(ch, sql, read_answer(ch, &close_after), close_after);
+}
+
+/* The status of an answer read (r: read_answer's), as cpa_ch_exec
+ * returns it. */
+static int answered(struct cpa_ch *ch, const char *sql, int r,
+		    bool close_after)
+{
 	if (r < 0) {
 		cpa_ch_disconnect(ch);
 		return ch_fail(ch, sql, "%s",

@@ -60,6 +60,10 @@ void cpa_ch_disconnect(struct cpa_ch *ch);
 int cpa_ch_exec(struct cpa_ch *ch, const char *sql, const void *data,
 		size_t len, const char *settings);
 
+/* Reads one answer from ch->fd, as cpa_ch_exec does after sending sql:
+ * for the fuzz target, which hands it arbitrary bytes. */
+int cpa_ch_read_answer(struct cpa_ch *ch, const char *sql);
+
 /*
  * A SELECT of n UInt64 columns and one row (sql without FORMAT; it is
  * freed): the numbers into v. 0, or -1 with ch->err set, also when the

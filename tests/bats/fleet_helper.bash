@@ -24,7 +24,9 @@ free_port() {
 }
 
 # ch_config DIR HTTP_PORT TCP_PORT SHARD_TCP_PORT...: a server's config
-# in DIR, with the cluster cpa_test of one shard per SHARD_TCP_PORT.
+# in DIR, with the cluster cpa_test of one shard per SHARD_TCP_PORT; with
+# CH_COMPRESSION=zstd, parts compressed with zstd instead of LZ4 (also
+# used by bench/fleet).
 ch_config() {
 	local d=$1 http=$2 tcp=$3 p
 	shift 3
@@ -48,6 +50,11 @@ ch_config() {
   <mark_cache_size>67108864</mark_cache_size>
   <uncompressed_cache_size>67108864</uncompressed_cache_size>
   <timezone>UTC</timezone>
+EOF
+		if [ -n "${CH_COMPRESSION:-}" ]; then
+			echo "  <compression><case><method>$CH_COMPRESSION</method></case></compression>"
+		fi
+		cat <<EOF
   <remote_servers><cpa_test>
 EOF
 		for p in "$@"; do

@@ -36,5 +36,5 @@ replays() {
 		replays "$c"
 		n=$(( n + 1 ))
 	done
-	[ "$n" -ge $(( 11 - left_out )) ]
+	[ "$n" -ge $(( 12 - left_out )) ]
 }

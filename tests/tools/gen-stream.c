@@ -6,12 +6,14 @@
  *   gen-stream [--start SEC] [--duration SEC] [--rate N] [--seed N]
  *              [--stacks N] [--procs N] [--offcpu PCT] [--truth FILE]
  *              [--truth-from SEC] [--folded] [--no-end] [--pace MS]
- *              [--lost-from SEC --lost-for SEC]
+ *              [--lost-from SEC --lost-for SEC] [--proc-stacks]
  *
  * Samples are spread evenly over [start, start + duration) at --rate per
  * second. Each comes from one of --procs processes (pid 1000+p, comm
  * "procP", two threads, some with a container and an env value) with a
- * stack drawn, skewed towards the first, from a pool of --stacks stacks.
+ * stack drawn, skewed towards the first, from a pool of --stacks stacks
+ * (with --proc-stacks, from the process's own share of the pool: stacks
+ * whose number is the process's modulo --procs).
  * --truth writes one tab-separated line per sample:
  *   SEC NSEC KIND PID TID CPU CGROUP COMM THREAD CONTAINER ENV STACK WEIGHT
  * which the tests aggregate independently of cpa-query (--truth-from:
@@ -36,7 +38,7 @@ struct gen {
 	uint64_t truth_from_s, lost_from_s, lost_for_s;
 	unsigned offcpu_pct, pace_ms;
 	const char *truth;
-	int folded, no_end;
+	int folded, no_end, proc_stacks;
 	uint64_t rng;
 };
 
@@ -75,7 +77,7 @@ static void usage(void)
 			"[--rate N] [--seed N] [--stacks N] [--procs N] "
 			"[--offcpu PCT] [--truth FILE] [--truth-from SEC] "
 			"[--folded] [--no-end] [--pace MS] "
-			"[--lost-from SEC --lost-for SEC]\n");
+			"[--lost-from SEC --lost-for SEC] [--proc-stacks]\n");
 	exit(2);
 }
 
@@ -114,6 +116,8 @@ int main(int argc, char **argv)
 			g.folded = 1;
 		} else if (!strcmp(a, "--no-end")) {
 			g.no_end = 1;
+		} else if (!strcmp(a, "--proc-stacks")) {
+			g.proc_stacks = 1;
 		} else {
 			usage();
 		}
@@ -147,6 +151,10 @@ int main(int argc, char **argv)
 		unsigned th = (unsigned)(rnd(&g) % 2);
 		double u = (double)(rnd(&g) >> 11) / 9007199254740992.0;
 		uint64_t k = (uint64_t)(u * u * (double)g.nstacks);
+		/* --proc-stacks: each process its own share of the pool, as
+		 * programs have stacks of their own */
+		if (g.proc_stacks)
+			k = k - k % g.nprocs + p;
 		int kind = (unsigned)(rnd(&g) % 100) < g.offcpu_pct
 				   ? CPA_KIND_OFFCPU_BLOCKED : CPA_KIND_ONCPU;
 		uint64_t weight = kind == CPA_KIND_ONCPU
