@@ -75,10 +75,14 @@ static void backoff(struct push *p)
 		uint64_t now = cpa_now_ns();
 		if (now >= end)
 			break;
+		/* a second at a time: the statistics stay fresh meanwhile */
 		uint64_t left = end - now;
+		if (left > 1000000000)
+			left = 1000000000;
 		struct timespec ts = { (time_t)(left / 1000000000),
 				       (long)(left % 1000000000) };
 		nanosleep(&ts, NULL);
+		cpa_selfstats_poll();
 	}
 	if (stopping)
 		exit(0);
@@ -457,6 +461,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	p.ch.timeout_ms = (int)(p.o.timeout_ns / 1000000);
+	p.ch.idle = cpa_selfstats_poll;
 	if (p.o.host)
 		snprintf(p.host, sizeof(p.host), "%s", p.o.host);
 	else if (gethostname(p.host, sizeof(p.host) - 1) < 0 || !p.host[0])

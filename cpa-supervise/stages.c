@@ -61,6 +61,16 @@ const struct stage stages[] = {
 		.restart = RESTART_CHAIN,
 	},
 	{
+		.name = "push", .tool = "cpa-push",
+		.job = "reads the store (cpa-query --follow, its child) and "
+		       "inserts its windows into ClickHouse; keeps its cursor "
+		       "in the store's directory",
+		.input = INPUT_NONE, .user = USER_SERVICE,
+		.stats = "push.stats",
+		.dir_opt = "--dir=",
+		.restart = RESTART_CHAIN,
+	},
+	{
 		.name = "render", .tool = "cpa-render",
 		.job = "writes a one-shot profile or cpa show's output, into "
 		       "a file cpa-supervise opened",

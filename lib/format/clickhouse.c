@@ -247,18 +247,24 @@ static int ch_fail(struct cpa_ch *ch, const char *sql, const char *fmt, ...)
 	return -1;
 }
 
-static int wait_fd(int fd, short events, int timeout_ms)
+/* Waits for fd in slices of a second at most, calling idle between. */
+static int wait_fd(void (*idle)(void), int fd, short events, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = events };
+	int left = timeout_ms;
 	for (;;) {
-		int r = poll(&p, 1, timeout_ms);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
+		int slice = left < 1000 ? left : 1000;
+		int r = poll(&p, 1, slice);
+		if (r < 0 && errno != EINTR)
 			return -errno;
+		if (r > 0)
+			return 0;
 		if (r == 0)
+			left -= slice;
+		if (left <= 0)
 			return -ETIMEDOUT;
-		return 0;
+		if (idle)
+			idle();
 	}
 }
 
@@ -284,7 +290,7 @@ static int ch_connect(struct cpa_ch *ch, const char *sql)
 			close(fd);
 			continue;
 		}
-		int w = wait_fd(fd, POLLOUT, ch->timeout_ms);
+		int w = wait_fd(ch->idle, fd, POLLOUT, ch->timeout_ms);
 		socklen_t sl = sizeof(e);
 		if (w < 0)
 			e = -w;
@@ -337,7 +343,7 @@ static int recv_more(struct cpa_ch *ch, struct cpa_buf *b)
 			continue;
 		if (errno != EAGAIN)
 			return -errno;
-		int r = wait_fd(ch->fd, POLLIN, ch->timeout_ms);
+		int r = wait_fd(ch->idle, ch->fd, POLLIN, ch->timeout_ms);
 		if (r < 0)
 			return r;
 	}

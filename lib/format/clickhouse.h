@@ -39,6 +39,9 @@ struct cpa_ch {
 	int fd;			/* -1 when not connected */
 	int timeout_ms;		/* per connect, send and receive */
 	int status;		/* HTTP status of the last answer */
+	/* called at least once a second while a statement waits (a stage
+	 * keeps its statistics file fresh for its supervisor), or NULL */
+	void (*idle)(void);
 	struct cpa_buf req, body, hdr;
 	char err[640];
 };

@@ -162,6 +162,33 @@ setup() {
 	diff "$T/doc" "$T/sql"
 }
 
+@test "fleet: cpa monitor with push = URL in cpa.conf runs cpa-push as a stage, its lag in cpa status" {
+	local url mon out
+	url=$(cat "$CH/s1/url")
+	export CPA_RUN_DIR=$T/run CPA_CONFIG=$T/cpa.conf CPA_STATS_INTERVAL=1s
+	printf 'push = %s\ncluster = cpa_test\nhost = mon-1\ndatabase = mon\nbatch-wait = 1s\n' \
+		"$url" >"$T/cpa.conf"
+	# the other shard's tables; the stage makes its own server's
+	cpa-push --clickhouse "$(cat "$CH/s2/url")" --cluster cpa_test --database mon --init 2>/dev/null
+	cpa monitor --dir "$T/store" --flush 1s \
+		2>"$T/monitor.err" 3>&- &
+	mon=$!
+	pushed() { [ "$(ch_sql "$CH/s1" "SELECT count() FROM mon.samples WHERE host = 'mon-1'" 2>/dev/null)" -gt 0 ]; }
+	if ! wait_for 90 pushed; then
+		cat "$T/monitor.err" >&2
+		kill "$mon"
+		false
+	fi
+	lag_reported() { cpa status | grep -E '^push .* lag_s=[0-9]+' >/dev/null; }
+	wait_for 20 lag_reported
+	out=$(tr '\0' ' ' <"/proc/$(sed -n 's/^push=//p' "$CPA_RUN_DIR/stages")/cmdline")
+	kill -TERM "$mon"
+	wait "$mon" || true
+	echo "push stage: $out"
+	[[ "$out" == *"cpa-push "*"--clickhouse=$url"* ]]
+	[[ "$out" == *"--dir=$T/store"* ]]
+}
+
 # ---- fleet queries: cpa-query --clickhouse against the hosts' stores ----
 
 # The local query of all three stores read as one.
