@@ -289,7 +289,7 @@ static bool stream_released(const char *dir)
 static void load_one(struct job *loaded, void *arg)
 {
 	struct job *j = cpa_malloc(sizeof(*j));
-	char dir[4300], why[200] = "", msg[512];
+	char dir[4300], why[200] = "", msg[256];
 
 	(void)arg;
 	*j = *loaded;
@@ -301,8 +301,9 @@ static void load_one(struct job *loaded, void *arg)
 		else if (results_render(dir, &limits.child, why,
 					sizeof(why)) == 0)
 			j->has_result = true;
+		/* why cut to what the job's message has room for */
 		snprintf(msg, sizeof(msg), "cpa-serve restarted while the job "
-			 "was %s%s%s", job_status_names[loaded->status],
+			 "was %s%s%.150s", job_status_names[loaded->status],
 			 j->has_result ? "; the windows captured until then are "
 					 "kept" : why[0] ? ": " : "", why);
 		end(j, OUT_FAILED, "operation_lost", msg);
