@@ -411,7 +411,7 @@ struct elf_load {
 	 * within inl_budget, not a load: see "inlined instances" */
 	bool inline_job;
 	uint8_t inl_state;
-	size_t inl_budget;
+	size_t inl_budget, inl_dwarf_bytes;
 	struct inline_table inl;
 	/* the loader's answer */
 	struct elf_obj *obj;	/* a new object, loaded, not in the cache */
@@ -600,9 +600,10 @@ static void unfinish(struct elfcache *c, struct elf_load *ld)
 		}
 }
 
-/* The next job for a loader, taken out of the queue: the first load, else
- * the first inline job when none runs (see "inlined instances"); NULL
- * when there is none to run. c->lock held. */
+/* The next job for a loader, taken out of the queue: the first load,
+ * else, when none runs, the inline job of the least DWARF (a program's
+ * own table is not held up behind its libc's debug file; see "inlined
+ * instances"); NULL when there is none to run. c->lock held. */
 static struct elf_load *next_job(struct elfcache *c)
 {
 	struct elf_load **pick = NULL, *prev = NULL, *pick_prev = NULL;
@@ -612,7 +613,9 @@ static struct elf_load *next_job(struct elfcache *c)
 			pick_prev = prev;
 			break;
 		}
-		if (!pick && !c->inline_running) {
+		if (!c->inline_running &&
+		    (!pick ||
+		     (*pp)->inl_dwarf_bytes < (*pick)->inl_dwarf_bytes)) {
 			pick = pp;
 			pick_prev = prev;
 		}
@@ -793,6 +796,7 @@ void elfcache_queue_inlines(struct elfcache *c, struct elf_obj *o,
 	memcpy(ld->key, o->key, o->key_len);
 	ld->key_len = o->key_len;
 	ld->inl_budget = o->bytes < c->max_object ? c->max_object - o->bytes : 0;
+	ld->inl_dwarf_bytes = o->inl_dwarf_bytes;
 	o->inl_state = INLINE_QUEUED;
 	start_loaders(c);
 	if (!submit(c, ld))

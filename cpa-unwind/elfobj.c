@@ -344,9 +344,11 @@ static int load_elf(struct elf_obj *o, Elf *elf, int rootfd,
 	}
 	/* the inlined instances are read apart (elfobj_read_inlines), so
 	 * that the object serves samples meanwhile */
-	o->inl_state = inl && (inline_has_dwarf(elf) ||
-			       (dbg && inline_has_dwarf(dbg)))
-			       ? INLINE_PENDING : INLINE_NO_DWARF;
+	Elf *dwarf = !inl ? NULL
+		     : inline_has_dwarf(elf) ? elf
+		     : dbg && inline_has_dwarf(dbg) ? dbg : NULL;
+	o->inl_state = dwarf ? INLINE_PENDING : INLINE_NO_DWARF;
+	o->inl_dwarf_bytes = dwarf ? cfi_dwarf_bytes(dwarf) : 0;
 	if (dbg) {
 		elf_end(dbg);
 		close(dbg_fd);
@@ -476,6 +478,7 @@ void elfobj_move_load(struct elf_obj *to, struct elf_obj *from)
 	to->cfi = from->cfi;
 	to->inl = from->inl;
 	to->inl_state = from->inl_state;
+	to->inl_dwarf_bytes = from->inl_dwarf_bytes;
 	to->display = from->display;
 	to->out_ids = from->out_ids;
 	to->has_symtab = from->has_symtab;

@@ -79,6 +79,7 @@ struct elf_obj {
 	uint32_t *out_ids;	/* per symbol: output string id, lazily */
 	struct inline_table inl;	/* --inline: inlined instances */
 	uint32_t inl_frames;	/* frames named from it meanwhile */
+	size_t inl_dwarf_bytes;	/* of the DWARF to read them from */
 	size_t bytes;		/* memory charged to the cache */
 
 	/* identity of the file it was loaded from, to find it again
