@@ -95,7 +95,8 @@ TESTS += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
 # The soak test runs by hand (see its header); the bench is bench/.
 EXTRA_DIST += tests/bats/unwind.bats tests/bats/unwind-capture.bats \
 	tests/bats/unwind-inline.bats tests/bats/unwind-hostile-objects.bats \
-	tests/bats/unwind-soak.bats bench/unwind-bench bench/inline-cost
+	tests/bats/unwind-soak.bats bench/unwind-bench bench/inline-cost \
+	bench/chain-shares
 # Hostile processes and files, built by the suite that uses them.
 EXTRA_DIST += tests/bats/unwind-hostile-files.bats tests/bats/debuginfo.bats \
 	tests/hostile/swap_mapper.c tests/hostile/swap_lib.c

@@ -7,6 +7,9 @@ first), prints "thread NAME TID" for each thread it starts, and exits
 SECONDS later. Modes:
 
   chain    handler -> parse -> compute_hot, on CPU nearly all the time
+  split    serve -> route -> compute_hot for 3 requests of 4, compute_cold
+           for the fourth; prints the CPU time it spent in each at the end,
+           "hot_ns N cold_ns M", the truth for their shares
   cext     hash_data -> hashlib (C, in libcrypto), the GIL released
   offcpu   sleep_here: time.sleep; wait_sock: recv on a socket, one thread
            each
@@ -43,6 +46,31 @@ def parse(n):
 def handler(deadline):
     while time.monotonic() < deadline:
         parse(20000)  # handler-parse
+
+
+def compute_cold(n):
+    total = 0
+    for i in range(n):  # cold-for
+        total += i * i % 5  # cold-body
+    return total
+
+
+def route(i, spent):
+    t0 = time.thread_time_ns()
+    if i % 4:
+        compute_hot(5000)  # route-hot
+        spent[0] += time.thread_time_ns() - t0
+    else:
+        compute_cold(5000)  # route-cold
+        spent[1] += time.thread_time_ns() - t0
+
+
+def serve(deadline):
+    spent, i = [0, 0], 0
+    while time.monotonic() < deadline:
+        route(i, spent)  # serve-route
+        i += 1
+    print("hot_ns", spent[0], "cold_ns", spent[1], flush=True)
 
 
 def hash_data(deadline):
@@ -130,6 +158,8 @@ def main():
     deadline = time.monotonic() + seconds
     if mode == "chain":
         handler(deadline)  # main-chain
+    elif mode == "split":
+        serve(deadline)
     elif mode == "cext":
         hash_data(deadline)
     elif mode in ("offcpu", "threads"):
