@@ -183,10 +183,19 @@ static struct jvm_blob *blob_read(const struct jvm_layout *l, int memfd,
 	b->frame_complete =
 		fc >= 0 && (uint64_t)fc <= b->code_end - b->code_begin ? fc
 									: -1;
-	if (b->kind == JVM_BLOB_NMETHOD || b->kind == JVM_BLOB_NATIVE)
+	if (b->kind == JVM_BLOB_NMETHOD || b->kind == JVM_BLOB_NATIVE) {
 		b->method = get64(h, l->nm_method);
-	else
+		if (l->nm_deopt) {
+			b->deopt = l->deopt_offset
+					   ? addr + get32(h, l->nm_deopt)
+					   : get64(h, l->nm_deopt);
+			b->orig_pc = (int32_t)get32(h, l->nm_orig_pc);
+			if (b->deopt < b->code_begin || b->deopt >= b->code_end)
+				b->deopt = 0;
+		}
+	} else {
 		b->name = cpa_strdup(name);
+	}
 	b->bytes = (uint32_t)(sizeof(*b) + (b->name ? strlen(b->name) + 1 : 0));
 	return b;
 }

@@ -56,6 +56,9 @@ struct jvm_blob {
 	uint32_t compile_id;
 	uint64_t name_ptr;		/* CodeBlob::_name, for the recheck */
 	uint64_t method;		/* nmethod: its Method* */
+	uint64_t deopt;			/* its deoptimization handler, or 0 */
+	int32_t orig_pc;		/* where a deoptimized frame keeps its
+					 * pc, from its sp */
 	char *name;			/* stubs: the blob's name */
 	/* nmethod debug info, read on first use */
 	int32_t *pcs;			/* pc offset, scope offset pairs */

@@ -322,6 +322,7 @@ static bool header_fits(const struct jvm_layout *l)
 		{ l->blob_code_begin, l->code_offsets ? 4 : 8 },
 		{ l->blob_code_end, l->code_offsets ? 4 : 8 },
 		{ l->nm_method, 8 }, { l->nm_compile_id, 4 },
+		{ l->nm_orig_pc, 4 }, { l->nm_deopt, l->deopt_offset ? 4 : 8 },
 		{ l->nm_metadata_off, 4 }, { l->nm_scopes_data_begin, 8 },
 		{ l->nm_scopes_pcs_off, 4 }, { l->nm_dependencies_off, 4 },
 		{ l->nm_immutable, 8 }, { l->nm_immutable_size, 4 },
@@ -346,7 +347,7 @@ static bool read_tables(int memfd, const uint64_t *addr, struct jvm_layout *l)
 	struct statics st = { 0 };
 	uint32_t ga_len = 0, ga_data = 0, heap_memory = 0, heap_segmap = 0,
 		 heap_shift = 0, vs_lo = 0, vs_hi = 0, flag_size = 0,
-		 flag_name = 0, flag_addr = 0, nm_size = 0, code_offset = 0, data_offset = 0;
+		 flag_name = 0, flag_addr = 0, nm_size = 0, deopt_off = 0, code_offset = 0, data_offset = 0;
 	/* names */
 	want_off(&ws, "Method", "_constMethod", &l->method_const);
 	want_off(&ws, "ConstMethod", "_constants", &l->cmethod_constants);
@@ -389,6 +390,8 @@ static bool read_tables(int memfd, const uint64_t *addr, struct jvm_layout *l)
 	want_off(&ws, "nmethod", NULL, &nm_size);
 	want_off(&ws, "nmethod", "_compile_id", &l->nm_compile_id);
 	want_off(&ws, "nmethod", "_orig_pc_offset", &l->nm_orig_pc);
+	want_off(&ws, "CompiledMethod", "_deopt_handler_begin", &l->nm_deopt);
+	want_off(&ws, "nmethod", "_deopt_handler_offset", &deopt_off);
 	want_off(&ws, "nmethod", "_method", &l->nm_method);
 	want_off(&ws, "CompiledMethod", "_method", &l->nm_method);
 	want_off(&ws, "nmethod", "_metadata_offset", &l->nm_metadata_off);
@@ -434,6 +437,12 @@ static bool read_tables(int memfd, const uint64_t *addr, struct jvm_layout *l)
 		l->blob_code_end = data_offset;
 	}
 	l->frame_complete_width = l->code_offsets ? 2 : 4;
+	if (found(&ws, &deopt_off)) {
+		l->nm_deopt = deopt_off;
+		l->deopt_offset = true;
+	} else if (!found(&ws, &l->nm_deopt) || !found(&ws, &l->nm_orig_pc)) {
+		l->nm_deopt = 0;
+	}
 	l->immutable = found(&ws, &l->nm_immutable) &&
 		       found(&ws, &l->nm_immutable_size) &&
 		       found(&ws, &l->nm_scopes_data_off);

@@ -61,6 +61,10 @@ struct jvm_layout {
 					 * else _code_begin/_code_end pointers */
 	uint32_t blob_code_begin, blob_code_end;
 	uint32_t nm_method, nm_compile_id, nm_orig_pc;
+	/* the deoptimization handler: a pointer (JDK 22 and before), or an
+	 * offset from the blob (JDK 23 on); 0: unknown */
+	uint32_t nm_deopt;
+	bool deopt_offset;
 	/* nmethod debug info, JDK 22 and before: in the blob */
 	uint32_t nm_metadata_off, nm_scopes_data_begin, nm_scopes_pcs_off,
 		 nm_dependencies_off;

@@ -245,17 +245,26 @@ static int sized_frame(struct proc *p, const struct walk_stack *ss,
 
 int jvm_walk_step(struct proc *p, const struct walk_stack *ss, bool exact,
 		  uint64_t *ip, uint64_t *sp, uint64_t *bp, bool *bp_known,
-		  uint64_t *method, uint8_t *why)
+		  uint64_t *method, uint64_t *orig, uint8_t *why)
 {
 	uint64_t pc = exact ? *ip : *ip - 1, ra;
 	int memfd = jvm_memfd(p);
 	struct jvm_blob *b = (struct jvm_blob *)jvm_blob_at(
 		p->jvm.code, &p->jvm.interp.layout, memfd, pc, p->jvm.now_ns);
 	*method = 0;
+	*orig = 0;
 	if (!b) {
 		*why = WALK_NO_CFI;
 		return -1;
 	}
+	/* a frame the JVM deoptimized returns into its handler; the pc it
+	 * had is kept in the frame (nmethod::orig_pc_addr), and names it */
+	uint64_t o;
+	uint8_t w;
+	if (!exact && b->deopt && *ip == b->deopt &&
+	    walk_read(ss, *sp + (int64_t)b->orig_pc, &o, &w) &&
+	    o > b->code_begin && o < b->code_end)
+		*orig = o;
 	switch (b->kind) {
 	case JVM_BLOB_INTERP:
 		return interp_frame(p, ss, ip, sp, bp, bp_known, method, why);

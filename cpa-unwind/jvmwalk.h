@@ -37,11 +37,12 @@ static inline bool jvm_in_code(const struct proc *p, uint64_t pc)
  * One frame at *ip (exact: the sampled PC, else a return address) with
  * stack pointer *sp and frame pointer *bp (*bp_known): on success the
  * caller's in their place, *method the Method* of an interpreted frame
- * (else 0), and 0 returned; -1 with *why when the frame cannot be
- * unwound.
+ * (else 0), *orig the pc a frame the JVM deoptimized had before its
+ * return address was replaced by the deoptimization handler (else 0),
+ * and 0 returned; -1 with *why when the frame cannot be unwound.
  */
 int jvm_walk_step(struct proc *p, const struct walk_stack *ss, bool exact,
 		  uint64_t *ip, uint64_t *sp, uint64_t *bp, bool *bp_known,
-		  uint64_t *method, uint8_t *why);
+		  uint64_t *method, uint64_t *orig, uint8_t *why);
 
 #endif

@@ -76,6 +76,7 @@ EXTRA_DIST += tests/workloads/cxx_chain.cc tests/workloads/rust_chain.rs \
 TESTS += tests/bats/java.bats tests/bats/java-jfr.bats
 EXTRA_DIST += tests/bats/java.bats tests/workloads/JavaChain.java \
 	tests/bats/java-jfr.bats tests/workloads/JavaInline.java \
+	tests/workloads/JavaDeopt.java \
 	tests/tools/java-shares bench/java-shares \
 	bench/java-cost docs/img/java-chain.png
 

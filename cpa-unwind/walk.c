@@ -81,9 +81,15 @@ void walk_dwarf(struct proctab *t, struct proc *p,
 		uint64_t pc = exact ? ip : ip - 1;
 		/* compiled and interpreted Java: the JVM's frame layout */
 		if (jvm_in_code(p, pc)) {
+			uint64_t orig;
 			r->ips[r->n] = ip;
-			if (jvm_walk_step(p, &ss, exact, &ip, &sp, &bp, &bp_known,
-					  &r->method[r->n++], &why) < 0)
+			int rc = jvm_walk_step(p, &ss, exact, &ip, &sp, &bp,
+					       &bp_known, &r->method[r->n],
+					       &orig, &why);
+			if (orig)	/* named as it was before deopt */
+				r->ips[r->n] = orig;
+			r->n++;
+			if (rc < 0)
 				break;
 			r->jvm_steps++;
 			exact = false;

@@ -33,6 +33,15 @@ jvm_start() {
 	echo $! > "$T/$name.pid"
 }
 
+# deopt_start NAME JDK: a JavaDeopt whose compiled outer() the JVM
+# deoptimizes while it is on the stack; it prints "deopt" then
+deopt_start() {
+	"$2/bin/java" -Xmx64m -XX:+UseSerialGC -XX:CompileCommand=quiet \
+		'-XX:CompileCommand=dontinline,cpatest.JavaDeopt::spin' \
+		-cp "$T/cls" cpatest.JavaDeopt 600 > "$T/$1.out" 2>&1 3>&- &
+	echo $! > "$T/$1.pid"
+}
+
 jvm_ready() {
 	wait_for 60 grep -q '^ready ' "$T/$1.out"
 }
@@ -98,7 +107,8 @@ setup_file() {
 		return 0
 	fi
 	"$JDK17/bin/javac" --release 17 -d "$T/cls" \
-		"$CPA_SRCDIR/tests/workloads/JavaChain.java"
+		"$CPA_SRCDIR/tests/workloads/JavaChain.java" \
+		"$CPA_SRCDIR/tests/workloads/JavaDeopt.java"
 
 	# started together, waited for together: a JVM's start is mostly
 	# waiting on its own threads
@@ -110,9 +120,15 @@ setup_file() {
 	[ -x "$JDK25/bin/java" ] && jvm_start xint25 "$JDK25" -Xint
 	jvm_start refuse "$JDK17" -XX:+DisableAttachMechanism
 	jvm_start gone "$JDK17" -XX:+DisableAttachMechanism
+	deopt_start deopt17 "$JDK17"
+	[ -x "$JDK25/bin/java" ] && deopt_start deopt25 "$JDK25"
 	for n in before17 before25 noflag xint xint25 refuse gone; do
 		[ -e "$T/$n.pid" ] || continue
 		jvm_ready "$n"
+	done
+	for n in deopt17 deopt25; do
+		[ -e "$T/$n.pid" ] || continue
+		wait_for 60 grep -q '^deopt$' "$T/$n.out"
 	done
 	# its map written by another tool before cpa sees it: cpa must still
 	# ask it once, for the layout that names its interpreted frames
@@ -335,6 +351,29 @@ need25() {
 	[ "$share" -ge 90 ]
 	# pid 1 in its namespace: the map is the JVM's own /tmp/perf-1.map
 	[ -s "/proc/$(cat "$T/ns.pid")/root/tmp/perf-1.map" ]
+}
+
+# deopted NAME: the share of JVM NAME's main thread's samples whose chain
+# has outer and the method called in it (inlined on JDK 17, its own frame
+# on JDK 25), through the frame the JVM deoptimized, down to spin
+deopted() {
+	awk -v pre="[pid $(cat "$T/$1.pid")];[thread java];" \
+		'index($0, pre) == 1 { print substr($0, length(pre) + 1) }' \
+		"$T/java.folded" > "$T/$1.folded"
+	awk '{ t += $NF }
+	     /;cpatest\.JavaDeopt\.main_\[j\];cpatest\.JavaDeopt\.outer_\[[ij]\];cpatest\.JavaDeopt\$Square\.area_\[[ij]\];cpatest\.JavaDeopt\.spin_\[j\]/ { h += $NF }
+	     END { printf "%d %d\n", h, t }' "$T/$1.folded"
+}
+
+@test "java: a frame the JVM deoptimized is named by the pc it had, inlined methods and all" {
+	local h t n
+	for n in deopt17 deopt25; do
+		[ -e "$T/$n.pid" ] || continue
+		read -r h t < <(deopted "$n")
+		echo "$n: $h of $t"
+		[ "$t" -ge 20 ]
+		[ $(( h * 100 / t )) -ge 90 ]
+	done
 }
 
 @test "java: a JVM that refuses attach is named from its memory; an older map of its pid not believed" {
