@@ -324,8 +324,10 @@ bool jvm_prepare(struct jvm_attacher *a, struct proctab *procs,
 {
 	struct jvm_proc *j = &p->jvm;
 	j->now_ns = now_ns;
-	if (j->code)
+	if (j->code) {
+		j->code->lookups_left = JVM_CODE_LOOKUPS;
 		return true;
+	}
 	/* for tests: the perf map alone, as for a JVM without vmStructs */
 	if (a && a->no_layout)
 		j->layout_state = JVM_LAYOUT_FAILED;
@@ -411,6 +413,7 @@ static void apply_layout(struct jvm_attacher *a, struct jvm_proc *j,
 			j->code = cpa_calloc(1, sizeof(*j->code));
 			j->code->budget = budget;
 			j->code->st = &a->code_st;
+			j->code->lookups_left = JVM_CODE_LOOKUPS;
 		}
 		return;
 	}

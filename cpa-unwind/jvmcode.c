@@ -286,6 +286,11 @@ const struct jvm_blob *jvm_blob_at(struct jvm_code *c,
 		remove_at(c, i - 1);
 	}
 	c->st->blob_misses++;
+	if (!c->lookups_left) {
+		c->st->lookups_refused++;
+		return NULL;
+	}
+	c->lookups_left--;
 	uint64_t block = block_start(l, memfd, pc);
 	if (!block)
 		return NULL;

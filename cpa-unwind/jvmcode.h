@@ -28,6 +28,9 @@
 #include "jvmstructs.h"
 
 #define JVM_CODE_MAX_BLOBS 4096
+/* blobs looked up in a JVM's memory per sample, past the cached ones: a
+ * process that forges its tables cannot make one sample cost more */
+#define JVM_CODE_LOOKUPS 128
 #define JVM_MAX_SCOPES 64	/* inlining depth; C2's MaxInlineLevel is 15 */
 
 enum jvm_blob_kind {
@@ -74,6 +77,7 @@ struct jvm_blob {
 struct jvm_code_stats {
 	uint64_t blobs_read, blob_misses, rechecks, stale, resets;
 	uint64_t debug_reads, debug_failures;
+	uint64_t lookups_refused;	/* past JVM_CODE_LOOKUPS in a sample */
 };
 
 struct budget;
@@ -82,6 +86,7 @@ struct jvm_code {
 	struct jvm_blob **blobs;	/* sorted by start, disjoint */
 	uint32_t n, cap;
 	uint64_t bytes;			/* charged to budget */
+	uint32_t lookups_left;		/* this sample's (jvm_prepare) */
 	struct budget *budget;
 	struct jvm_code_stats *st;	/* shared by every JVM's */
 };

@@ -64,10 +64,12 @@ void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns)
 		fprintf(f, "  java code      blobs-read=%" PRIu64 " misses=%"
 			   PRIu64 " rechecks=%" PRIu64 " stale=%" PRIu64
 			   " resets=%" PRIu64 " debug-reads=%" PRIu64
-			   " debug-failures=%" PRIu64 "\n",
+			   " debug-failures=%" PRIu64 " lookups-refused=%"
+			   PRIu64 "\n",
 			js.code.blobs_read, js.code.blob_misses,
 			js.code.rechecks, js.code.stale, js.code.resets,
-			js.code.debug_reads, js.code.debug_failures);
+			js.code.debug_reads, js.code.debug_failures,
+			js.code.lookups_refused);
 	}
 	fprintf(f, "  unresolved     user=%" PRIu64 " kernel=%" PRIu64 "\n",
 		st->unresolved_user, st->unresolved_kernel);
