@@ -419,8 +419,11 @@ static void h_openapi(struct api_request *r, struct answer *a)
 			p = json_object_new_object();
 			json_object_object_add(paths, path, p);
 		}
-		for (size_t k = 0; k <= strlen(routes[i].method); k++)
+		size_t ml = strlen(routes[i].method);
+
+		for (size_t k = 0; k < ml && k < sizeof(method) - 1; k++)
 			method[k] = (char)(routes[i].method[k] | 0x20);
+		method[ml < sizeof(method) - 1 ? ml : sizeof(method) - 1] = 0;
 		op = json_object_new_object();
 		resp = json_object_new_object();
 		ok = json_object_new_object();

@@ -256,7 +256,7 @@ static void end(struct job *j, enum job_outcome outcome, const char *reason,
 	j->status = JOB_TERMINAL;
 	j->outcome = outcome;
 	snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
-	snprintf(j->message, sizeof(j->message), "%s",
+	snprintf(j->message, sizeof(j->message), "%.255s",
 		 message ? message : "");
 	j->ended = jobs_now_ns();
 }
@@ -289,7 +289,7 @@ static bool stream_released(const char *dir)
 static void load_one(struct job *loaded, void *arg)
 {
 	struct job *j = cpa_malloc(sizeof(*j));
-	char dir[4300], why[200] = "", msg[256];
+	char dir[4300], why[200] = "", msg[512];
 
 	(void)arg;
 	*j = *loaded;
@@ -793,7 +793,7 @@ void jobs_on_launcher(const struct launch_msg *m)
 	 * captured for cpa's formats; only a whole one is published */
 	int rendered = 0;
 
-	if (!failed || m->timed_out) {
+	if (!failed || m->timed_out || stopped) {
 		int rc = results_render(dir, &limits.child, why, sizeof(why));
 
 		rendered = rc;
@@ -817,10 +817,14 @@ void jobs_on_launcher(const struct launch_msg *m)
 	j->has_result = has_result;
 	j->published = published;
 	j->attached = read_log(dir, NULL, why, sizeof(why));
-	if (failed)
+	/* a client's stop is the outcome, however the stages took their
+	 * signal (one stopped before it had started may just die of it) */
+	if (j->stop_asked)
+		end(j, OUT_STOPPED, NULL, NULL);
+	else if (failed)
 		end(j, OUT_FAILED, reason, msg);
 	else
-		end(j, j->stop_asked ? OUT_STOPPED : OUT_COMPLETED, NULL, NULL);
+		end(j, OUT_COMPLETED, NULL, NULL);
 	save(j);
 	j->bytes = state_job_bytes(j->id);
 	pthread_mutex_unlock(&lock);

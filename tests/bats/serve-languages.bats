@@ -25,6 +25,7 @@ java_sampling() {	# the job's capture has the JVM's agent sampling
 }
 
 setup_file() {
+	part_built libmicrohttpd || return 0
 	require_bpf
 	require_serve_tools
 	: >"$F/bg.pids"

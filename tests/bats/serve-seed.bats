@@ -11,6 +11,7 @@ load serve_helper
 F=$BATS_FILE_TMPDIR
 
 setup_file() {
+	part_built libmicrohttpd || return 0
 	require_bpf
 	require_serve_tools
 	start_workload "$F/wl.out" "$WL/chain_fp" --seconds 120

@@ -24,6 +24,7 @@ post() {	# post NAME JSON: a job, its id in $F/NAME.id, its answer in $F/NAME.ne
 }
 
 setup_file() {
+	part_built libmicrohttpd || return 0
 	require_bpf
 	require_serve_tools
 	serve_start "$F/serve" --max-jobs 8 --max-jobs-per-target 2 \

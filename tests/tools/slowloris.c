@@ -154,5 +154,10 @@ int main(int argc, char **argv)
 			oldest = t - cs[i].opened;
 	printf("opened %ld closed %ld oldest_open_ms %lld longest_life_ms %ld\n",
 	       opened, closed, oldest, longest);
+	for (long i = 0; i < n; i++)
+		if (cs[i].fd >= 0)
+			close(cs[i].fd);
+	free(cs);
+	free(pf);
 	return 0;
 }
