@@ -73,10 +73,12 @@ EXTRA_DIST += tests/workloads/cxx_chain.cc tests/workloads/rust_chain.rs \
 
 # Java: JVMs asked for their perf maps; the workload is compiled by the
 # suite with the JDK's javac.
-TESTS += tests/bats/java.bats tests/bats/java-jfr.bats
+TESTS += tests/bats/java.bats tests/bats/java-jfr.bats \
+	tests/bats/java-hostile.bats
 EXTRA_DIST += tests/bats/java.bats tests/workloads/JavaChain.java \
 	tests/bats/java-jfr.bats tests/workloads/JavaInline.java \
 	tests/workloads/JavaDeopt.java \
+	tests/bats/java-hostile.bats tests/hostile/fake_jvm.c \
 	tests/tools/java-shares bench/java-shares \
 	bench/java-cost docs/img/java-chain.png
 
