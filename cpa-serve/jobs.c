@@ -33,6 +33,7 @@
 #include "quotas.h"
 #include "results.h"
 #include "state.h"
+#include "targets.h"
 #include "windows.h"
 
 const char *const job_status_names[N_JOB_STATUS] = {
@@ -642,6 +643,15 @@ int ops_start(const struct job_spec *spec, const struct spec_request *req,
 		pthread_mutex_unlock(&lock);
 		return fail(out, "service_not_implemented", "cpa-serve has no "
 			    "tracing executor");
+	}
+	/* the node's environment check: its container must run here */
+	if (spec->scope == SCOPE_CONTAINER &&
+	    !targets_container_exists(spec->container_id)) {
+		pthread_mutex_unlock(&lock);
+		*out = api_errorf("execution_environment_unsupported", "no "
+				  "process of container %s runs on this node",
+				  spec->container_id);
+		return 422;
 	}
 	j = cpa_calloc(1, sizeof(*j));
 	j->spec = *spec;

@@ -97,3 +97,18 @@ size_t targets_resolve(const struct job_spec *s, char *out, size_t outlen,
 	closedir(d);
 	return n;
 }
+
+bool targets_container_exists(const char *cid)
+{
+	struct dirent *e;
+	bool found = false;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d)))
+		found = isdigit((unsigned char)e->d_name[0]) &&
+			in_container(e->d_name, cid);
+	closedir(d);
+	return found;
+}

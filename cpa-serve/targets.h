@@ -21,4 +21,8 @@ bool targets_needed(const struct job_spec *s);
 size_t targets_resolve(const struct job_spec *s, char *out, size_t outlen,
 		       char *why, size_t whylen);
 
+/* Whether a process of container cid (a prefix of its id) runs now;
+ * /proc/PID/cgroup is world-readable, so no privilege is needed. */
+bool targets_container_exists(const char *cid);
+
 #endif

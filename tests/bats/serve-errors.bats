@@ -359,6 +359,12 @@ code_is() {
 	STATUS=$(op GET /v1/operations/tr-1)
 	code_is 404 operation_not_found
 	[ "$(jqb -r .error.message)" = "operation was not found" ]
+	# a container that does not run here: the node's environment check
+	STATUS=$(op POST /v1/operations -H 'Content-Type: application/json' \
+		-d '{"request_id":"c-1","duration_seconds":5,"scope":"container","container_id":"9f4c2f1a8b7d","kind":"profiling","spec":{"type":"cpu","language":"c","mode":"oncpu"}}')
+	code_is 422 execution_environment_unsupported
+	STATUS=$(op GET /v1/operations/c-1)
+	code_is 404 operation_not_found
 	STATUS=$(op POST /v1/operations -H 'Content-Type: application/json' -d '{"request_id":"../x","duration_seconds":5,"scope":"host","kind":"profiling","spec":{"type":"cpu","language":"c","mode":"oncpu"}}')
 	code_is 400 invalid_request
 	STATUS=$(op POST /v1/operations -H 'Content-Type: application/json' -d '{"request_id":"a","duration_seconds":5,"scope":"host","kind":"profiling","spec":{"type":"cpu","language":"c","mode":"oncpu","hostname":"x"}}')
