@@ -18,4 +18,5 @@ cpa_query_cpa_query_SOURCES = cpa-query/main.c
 cpa_query_cpa_query_LDADD = $(QUERY_LIBS)
 dist_man1_MANS += docs/man/cpa-query.1
 
-TESTS += tests/bats/query.bats tests/bats/mem-query.bats
+TESTS += tests/bats/query.bats tests/bats/mem-query.bats \
+	tests/bats/cpa-stores.bats

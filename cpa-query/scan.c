@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "cpastore.h"
 #include "scan.h"
 
 static int seg_cmp(const void *a, const void *b)
@@ -18,63 +20,103 @@ static int seg_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Why dir is neither a cpa store nor one CPA wrote, naming what it
+ * holds; NULL when it may be a store (empty, or only a store's lock). */
+static const char *foreign(const char *dir, char *buf, size_t len)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	size_t n = 0, at = 0;
+	struct dirent *de;
+	buf[0] = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "lock"))
+			continue;
+		if (n++ < 3)
+			at += (size_t)snprintf(buf + at, at < len ? len - at : 0,
+					       "%s'%.60s'", n > 1 ? ", " : "",
+					       de->d_name);
+	}
+	closedir(d);
+	if (!n)
+		return NULL;
+	if (n > 3 && at < len)
+		snprintf(buf + at, len - at, " and %zu more", n - 3);
+	return buf;
+}
+
+/* Reads the segment at path into ss; a torn tail is warned about. -1
+ * with err when it is not a readable segment, -2 when it is newer. */
+static int add_segment(struct store_set *ss, size_t *cap, const char *path,
+		       char *err, size_t errlen)
+{
+	CPA_GROW(ss->segs, *cap, ss->n + 1);
+	struct cpa_segment_info *si = &ss->segs[ss->n];
+	int r = cpa_segment_info_read(path, si, err, errlen);
+	if (r < 0) {
+		cpa_segment_info_free(si);
+		return r;
+	}
+	if (si->torn_bytes)
+		cpa_warn("%s: ignoring a torn tail of %llu bytes (%s)", path,
+			 (unsigned long long)si->torn_bytes, si->torn_why);
+	const char *lost = cpa_store_meta_get(si->meta, "lost");
+	size_t before = ss->n_lost;
+	if (lost && cpa_store_lost_parse(lost, &ss->lost, &ss->n_lost,
+					 &ss->cap_lost, err, errlen) < 0) {
+		cpa_warn("%s/meta: %s; its lost windows are not listed", path,
+			 err);
+		ss->n_lost = before;
+	}
+	const char *over = cpa_store_meta_get(si->meta, "over_budget");
+	before = ss->n_over;
+	if (over && cpa_store_over_parse(over, &ss->over, &ss->n_over,
+					 &ss->cap_over, err, errlen) < 0) {
+		cpa_warn("%s/meta: %s; its processes over budget are not "
+			 "listed", path, err);
+		ss->n_over = before;
+	}
+	if (!si->n_idx)
+		cpa_segment_info_free(si);
+	else
+		ss->n++;
+	return 0;
+}
+
 void stores_open(struct store_set *ss, const char *const *dirs, size_t n)
 {
 	memset(ss, 0, sizeof(*ss));
 	size_t cap = 0;
 	char err[512];
 	for (size_t d = 0; d < n; d++) {
+		/* one day directory of a store CPA wrote (cpa show --read) */
+		if (cpa_cpastore_is_day(dirs[d])) {
+			if (add_segment(ss, &cap, dirs[d], err,
+					sizeof(err)) < 0)
+				cpa_die("%s", err);
+			continue;
+		}
 		char **names;
 		size_t nn;
 		if (cpa_store_list_names(dirs[d], &names, &nn, err,
 					 sizeof(err)) < 0)
 			cpa_die("%s", err);
+		char what[256];
+		if (!nn && foreign(dirs[d], what, sizeof(what)))
+			cpa_die("%s: not a store: no segment directory of "
+				"cpa's (YYYYMMDDTHHMMSSZ) nor day directory of "
+				"CPA's (cpa_YYMMDD) in it, found %s", dirs[d],
+				what);
 		for (size_t i = 0; i < nn; i++) {
 			char path[4200];
 			snprintf(path, sizeof(path), "%s/%s", dirs[d],
 				 names[i]);
-			CPA_GROW(ss->segs, cap, ss->n + 1);
-			struct cpa_segment_info *si = &ss->segs[ss->n];
-			int r = cpa_segment_info_read(path, si, err,
-						      sizeof(err));
+			int r = add_segment(ss, &cap, path, err, sizeof(err));
 			if (r == -2)
 				cpa_die("%s", err);
-			if (r < 0) {
+			if (r < 0)
 				cpa_warn("skipping %s: %s", path, err);
-				cpa_segment_info_free(si);
-				continue;
-			}
-			if (si->torn_bytes)
-				cpa_warn("%s: ignoring a torn tail of %llu "
-					 "bytes (%s)", path,
-					 (unsigned long long)si->torn_bytes,
-					 si->torn_why);
-			const char *lost = cpa_store_meta_get(si->meta, "lost");
-			size_t before = ss->n_lost;
-			if (lost && cpa_store_lost_parse(lost, &ss->lost,
-							 &ss->n_lost,
-							 &ss->cap_lost, err,
-							 sizeof(err)) < 0) {
-				cpa_warn("%s/meta: %s; its lost windows are "
-					 "not listed", path, err);
-				ss->n_lost = before;
-			}
-			const char *over = cpa_store_meta_get(si->meta,
-							      "over_budget");
-			before = ss->n_over;
-			if (over && cpa_store_over_parse(over, &ss->over,
-							 &ss->n_over,
-							 &ss->cap_over, err,
-							 sizeof(err)) < 0) {
-				cpa_warn("%s/meta: %s; its processes over "
-					 "budget are not listed", path, err);
-				ss->n_over = before;
-			}
-			if (!si->n_idx) {
-				cpa_segment_info_free(si);
-				continue;
-			}
-			ss->n++;
 		}
 		cpa_store_names_free(names, nn);
 	}

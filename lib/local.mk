@@ -5,7 +5,8 @@
 #
 #   analysis   topfuncs                          (uses format, base)
 #   format     stream, symstream, store, folded,  (uses base)
-#              labels, owner, pprof, clickhouse
+#              labels, owner, pprof, clickhouse,
+#              cpastore (stores CPA wrote)
 #   runtime    jvmattach, jvmagent, pyoffsets     (uses base)
 #   base       log, buf, hash, htab, intern, name, clock, io, time,
 #              procfs, safeopen, cpuset, options, selfstats, child,
@@ -56,6 +57,7 @@ lib_format_libcpa_format_a_SOURCES = \
 	lib/format/symstream.c lib/format/symstream.h \
 	lib/format/store.h lib/format/store_format.c \
 	lib/format/store_write.c lib/format/store_read.c \
+	lib/format/cpastore.c lib/format/cpastore.h \
 	lib/format/folded.c lib/format/folded.h \
 	lib/format/owner.c lib/format/owner.h \
 	lib/format/labels.c lib/format/labels.h \

@@ -56,6 +56,11 @@ check_PROGRAMS += tests/tools/cpa-dump
 tests_tools_cpa_dump_SOURCES = tests/tools/cpa-dump.c
 tests_tools_cpa_dump_LDADD = $(UNIT_LDADD)
 
+# gen-cpastore writes stores as CPA writes them, for cpa-query's CPA reader.
+check_PROGRAMS += tests/tools/gen-cpastore
+tests_tools_gen_cpastore_SOURCES = tests/tools/gen-cpastore.c
+tests_tools_gen_cpastore_LDADD = $(UNIT_LDADD) $(ZSTD_LIBS)
+
 # mkstream writes a symbolized stream from a text description of samples.
 check_PROGRAMS += tests/tools/mkstream
 tests_tools_mkstream_SOURCES = tests/tools/mkstream.c
@@ -97,6 +102,11 @@ FUZZ_TARGETS += clickhouse
 check_PROGRAMS += tests/fuzz/clickhouse_replay
 tests_fuzz_clickhouse_replay_SOURCES = tests/fuzz/clickhouse_fuzz.c tests/fuzz/replay.c
 tests_fuzz_clickhouse_replay_LDADD = $(UNIT_LDADD)
+# lib/format/cpastore.c: the stores CPA wrote
+FUZZ_TARGETS += cpastore
+check_PROGRAMS += tests/fuzz/cpastore_replay
+tests_fuzz_cpastore_replay_SOURCES = tests/fuzz/cpastore_fuzz.c tests/fuzz/replay.c
+tests_fuzz_cpastore_replay_LDADD = $(UNIT_LDADD) $(ZSTD_LIBS)
 EXTRA_DIST += tests/fuzz/corpus
 TESTS += tests/bats/fuzz.bats tests/bats/stream.bats tests/bats/pipeline.bats \
 	tests/bats/monitor.bats tests/bats/install.bats tests/bats/owners.bats \

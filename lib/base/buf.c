@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "log.h"
@@ -72,4 +75,33 @@ void cpa_buf_free(struct cpa_buf *b)
 	free(b->p);
 	b->p = NULL;
 	b->len = b->cap = 0;
+}
+
+int cpa_buf_read_file(struct cpa_buf *b, const char *path, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	b->len = 0;
+	for (;;) {
+		cpa_buf_reserve(b, 4096);
+		ssize_t k = read(fd, b->p + b->len, b->cap - b->len - 1);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = errno;
+			close(fd);
+			return -e;
+		}
+		if (k == 0)
+			break;
+		b->len += (size_t)k;
+		if (b->len > max) {
+			close(fd);
+			return -EFBIG;
+		}
+	}
+	close(fd);
+	b->p[b->len] = 0;
+	return 0;
 }

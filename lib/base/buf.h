@@ -82,6 +82,9 @@ static inline void cpa_buf_uleb128(struct cpa_buf *b, uint64_t v)
 	b->len += cpa_put_uleb128(b->p + b->len, v);
 }
 
+/* The whole file at path into b (NUL-terminated, b->len its length),
+ * at most max bytes, across EINTR: 0, -EFBIG past max, or -errno. */
+int cpa_buf_read_file(struct cpa_buf *b, const char *path, size_t max);
 void cpa_buf_free(struct cpa_buf *b);
 
 /*

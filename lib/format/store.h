@@ -248,7 +248,11 @@ void cpa_segment_close(struct cpa_segment_writer *sw);
 
 /* ---- reader (store_read.c) -------------------------------------------- */
 
-/* What a reader learns about a segment without reading its blocks. */
+struct cpa_cpastore;
+struct cpa_cpastore_reader;
+
+/* What a reader learns about a segment without reading its blocks. A
+ * directory CPA wrote (cpastore.h) reads as one segment too. */
 struct cpa_segment_info {
 	char *path;		/* DIR/NAME */
 	char name[CPA_STORE_NAME_MAX];
@@ -263,6 +267,7 @@ struct cpa_segment_info {
 	uint64_t valid_index, valid_dict, valid_data;	/* committed lengths */
 	char torn_why[160];	/* why the tail was cut, when torn_bytes */
 	uint64_t min_start, max_end;	/* over all entries; 0 when none */
+	struct cpa_cpastore *cpa;	/* a store CPA wrote (cpastore.h) */
 };
 
 /*
@@ -274,7 +279,8 @@ int cpa_segment_info_read(const char *path, struct cpa_segment_info *si,
 			  char *err, size_t errlen);
 void cpa_segment_info_free(struct cpa_segment_info *si);
 
-/* Sorted segment directory names in dir. -1 with err if dir is unreadable. */
+/* Sorted segment directory names in dir, CPA's day directories among
+ * them. -1 with err if dir is unreadable. */
 int cpa_store_list_names(const char *dir, char ***names, size_t *n,
 			 char *err, size_t errlen);
 void cpa_store_names_free(char **names, size_t n);
@@ -288,6 +294,7 @@ struct cpa_segment_reader {
 	struct cpa_store_dict dict;
 	size_t dict_upto;	/* dict blocks of entries < dict_upto loaded */
 	struct cpa_buf comp, raw, scratch;
+	struct cpa_cpastore_reader *cpa;	/* of a CPA segment */
 };
 
 int cpa_segment_reader_open(struct cpa_segment_reader *r,

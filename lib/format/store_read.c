@@ -19,6 +19,7 @@
 
 #include "buf.h"
 #include "log.h"
+#include "cpastore.h"
 #include "store.h"
 
 static int pread_all(int fd, void *buf, size_t len, uint64_t off)
@@ -40,35 +41,6 @@ static int pread_all(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-/* Reads a whole small file (at most max bytes, else -EFBIG). */
-static int slurp(const char *path, size_t max, struct cpa_buf *b)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	b->len = 0;
-	for (;;) {
-		cpa_buf_reserve(b, 4096);
-		ssize_t k = read(fd, b->p + b->len, b->cap - b->len - 1);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			int e = errno;
-			close(fd);
-			return -e;
-		}
-		if (k == 0)
-			break;
-		b->len += (size_t)k;
-		if (b->len > max) {
-			close(fd);
-			return -EFBIG;
-		}
-	}
-	close(fd);
-	b->p[b->len] = 0;
-	return 0;
-}
 
 static int parse_u64(const char *s, uint64_t *v)
 {
@@ -89,7 +61,7 @@ static int read_meta(const char *path, struct cpa_segment_info *si,
 	char file[4200];
 	snprintf(file, sizeof(file), "%s/meta", path);
 	struct cpa_buf b = {0};
-	int r = slurp(file, CPA_STORE_META_MAX, &b);
+	int r = cpa_buf_read_file(&b, file, CPA_STORE_META_MAX);
 	if (r < 0) {
 		cpa_buf_free(&b);
 		return cpa_fail(err, errlen, "%s: %s", file,
@@ -170,6 +142,8 @@ static int open_checked(const char *path, enum cpa_store_file which,
 int cpa_segment_info_read(const char *path, struct cpa_segment_info *si,
 			  char *err, size_t errlen)
 {
+	if (cpa_cpastore_is_day(path))
+		return cpa_cpastore_info_read(path, si, err, errlen);
 	memset(si, 0, sizeof(*si));
 	si->path = cpa_strdup(path);
 	const char *slash = strrchr(path, '/');
@@ -294,6 +268,7 @@ void cpa_segment_info_free(struct cpa_segment_info *si)
 	free(si->path);
 	cpa_store_meta_free(si->meta);
 	free(si->idx);
+	cpa_cpastore_close(si->cpa);
 	memset(si, 0, sizeof(*si));
 }
 
@@ -324,9 +299,16 @@ int cpa_store_list_names(const char *dir, char ***names, size_t *n,
 	size_t cnt = 0, cap = 16;
 	char **out = cpa_malloc(cap * sizeof(*out));
 	struct dirent *de;
+	char path[4200];
 	while ((de = readdir(d))) {
-		if (!cpa_store_is_segment_name(de->d_name))
-			continue;
+		if (!cpa_store_is_segment_name(de->d_name)) {
+			/* a day directory of a CPA store root */
+			if (!cpa_cpastore_day_name(de->d_name, NULL))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (!cpa_cpastore_is_day(path))
+				continue;
+		}
 		CPA_GROW(out, cap, cnt + 1);
 		out[cnt++] = cpa_strdup(de->d_name);
 	}
@@ -352,6 +334,8 @@ int cpa_segment_reader_open(struct cpa_segment_reader *r,
 {
 	memset(r, 0, sizeof(*r));
 	r->si = si;
+	if (si->cpa)
+		return cpa_cpastore_reader_open(r, err, errlen);
 	char file[4200];
 	snprintf(file, sizeof(file), "%s/dict", si->path);
 	r->dict_fd = open(file, O_RDONLY | O_CLOEXEC);
@@ -412,6 +396,8 @@ int cpa_segment_reader_block(struct cpa_segment_reader *r, size_t entry,
 			     cpa_store_window_fn fn, void *arg, char *err,
 			     size_t errlen)
 {
+	if (r->si->cpa)
+		return cpa_cpastore_reader_block(r, entry, fn, arg, err, errlen);
 	if (entry >= r->si->n_idx)
 		return cpa_fail(err, errlen, "%s: no block %zu", r->si->path,
 			    entry);
@@ -433,6 +419,7 @@ int cpa_segment_reader_block(struct cpa_segment_reader *r, size_t entry,
 
 void cpa_segment_reader_close(struct cpa_segment_reader *r)
 {
+	cpa_cpastore_reader_close(r);
 	if (r->dict_fd > 0)
 		close(r->dict_fd);
 	if (r->data_fd > 0)
