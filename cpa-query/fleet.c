@@ -106,6 +106,35 @@ static void glob_sql(struct cpa_buf *q, const char *glob)
 	cpa_buf_free(&re);
 }
 
+/* "host = 'NAME'" or "host LIKE 'PATTERN'" for a glob of * and ? only
+ * (LIKE's % and _; a pattern with a literal prefix is read through the
+ * primary key); false for one LIKE cannot say ([...], \\). */
+static bool glob_like(struct cpa_buf *q, const char *glob)
+{
+	if (strpbrk(glob, "[\\"))
+		return false;
+	if (!strpbrk(glob, "*?")) {
+		cpa_ch_add(q, "host = ");
+		cpa_ch_quote_str(q, glob);
+		return true;
+	}
+	struct cpa_buf p = {0};
+	for (const char *c = glob; *c; c++) {
+		if (*c == '%' || *c == '_')
+			cpa_ch_add(&p, "\\");
+		if (*c == '*')
+			cpa_ch_add(&p, "%");
+		else if (*c == '?')
+			cpa_ch_add(&p, "_");
+		else
+			cpa_buf_add(&p, c, 1);
+	}
+	cpa_ch_add(q, "host LIKE ");
+	cpa_ch_quote(q, (const char *)p.p, p.len);
+	cpa_buf_free(&p);
+	return true;
+}
+
 /* "host LIKE 'PREFIX%' AND " for a glob's literal prefix: the primary
  * key (kind, comm, host, time) skips the granules of other hosts with it,
  * which it cannot with match(). */
@@ -186,16 +215,18 @@ static void where_sql(struct fleet *f, struct cpa_buf *q, uint64_t from,
 			const struct comm_match *c = &flt->comms[i];
 			if (i)
 				cpa_ch_add(q, " OR ");
-			if (c->is_re) {
+			/* the name itself, or the whole comm matching it as a
+			 * pattern: a plain name is only the equality, which
+			 * the primary key (kind, comm, ...) reads directly */
+			cpa_ch_add(q, "comm = ");
+			cpa_ch_quote_str(q, c->name);
+			if (c->is_re && strpbrk(c->name, ".[]()*+?{}|^$\\")) {
 				struct cpa_buf re = {0};
 				cpa_ch_addf(&re, "^(?:%s)$", c->name);
-				cpa_ch_add(q, "match(comm, ");
+				cpa_ch_add(q, " OR match(comm, ");
 				cpa_ch_quote(q, (const char *)re.p, re.len);
 				cpa_ch_add(q, ")");
 				cpa_buf_free(&re);
-			} else {
-				cpa_ch_add(q, "comm = ");
-				cpa_ch_quote_str(q, c->name);
 			}
 		}
 		cpa_ch_add(q, ")");
@@ -227,10 +258,13 @@ static void where_sql(struct fleet *f, struct cpa_buf *q, uint64_t from,
 		cpa_ch_add(q, " AND (");
 		for (size_t i = 0; i < o->n_hosts; i++) {
 			cpa_ch_add(q, i ? " OR (" : "(");
-			like_prefix(q, o->hosts[i]);
-			cpa_ch_add(q, "match(host, ");
-			glob_sql(q, o->hosts[i]);
-			cpa_ch_add(q, "))");
+			if (!glob_like(q, o->hosts[i])) {
+				like_prefix(q, o->hosts[i]);
+				cpa_ch_add(q, "match(host, ");
+				glob_sql(q, o->hosts[i]);
+				cpa_ch_add(q, ")");
+			}
+			cpa_ch_add(q, ")");
 		}
 		cpa_ch_add(q, ")");
 	}
@@ -462,20 +496,58 @@ static void read_rows(struct fleet *f, struct answer *a, uint64_t from,
 	}
 }
 
-/* The frames of the stacks the rows name. */
-static void read_stacks(struct fleet *f, struct answer *a, uint64_t from,
-			uint64_t to, bool held)
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Hashes per statement: a literal list is parsed in no time, and read
+ * through the stacks' primary key (hash) on each shard. */
+#define STACKS_PER_QUERY 50000
+
+static void parse_stacks(struct fleet *f, struct answer *a);
+
+/* The frames of the stacks the rows name, asked for by hash: the list
+ * from the rows' answer, not the samples read again. */
+static void read_stacks(struct fleet *f, struct answer *a)
 {
 	if (!a->n)
 		return;
-	struct cpa_buf q = {0};
-	cpa_ch_addf(&q, "SELECT hash, any(frames) FROM %s.stacks WHERE hash "
-		    "GLOBAL IN (SELECT DISTINCT stack FROM %s.samples",
-		    f->o->database, f->o->database);
-	where_sql(f, &q, from, to, held);
-	cpa_ch_add(&q, ") GROUP BY hash");
-	run(f, &q);
-	cpa_buf_free(&q);
+	uint64_t *h = cpa_malloc(a->n * sizeof(*h));
+	size_t n = 0;
+	for (size_t i = 0; i < a->n; i++)
+		h[n++] = a->rows[i].stack;
+	qsort(h, n, sizeof(*h), u64_cmp);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!u || h[u - 1] != h[i])
+			h[u++] = h[i];
+	for (size_t at = 0; at < u; at += STACKS_PER_QUERY) {
+		size_t end = at + STACKS_PER_QUERY < u ? at + STACKS_PER_QUERY
+						       : u;
+		struct cpa_buf q = {0};
+		cpa_ch_addf(&q, "SELECT hash, any(frames) FROM %s.stacks WHERE "
+			    "hash IN (", f->o->database);
+		for (size_t i = at; i < end; i++)
+			cpa_ch_addf(&q, i > at ? ",%" PRIu64 : "%" PRIu64,
+				    h[i]);
+		cpa_ch_add(&q, ") GROUP BY hash FORMAT RowBinary");
+		cpa_buf_add(&q, "", 1);
+		char settings[64];
+		snprintf(settings, sizeof(settings), "max_query_size=%zu",
+			 q.len + 4096);
+		if (cpa_ch_exec(&f->ch, (const char *)q.p, NULL, 0,
+				settings) < 0)
+			cpa_die("%s", f->ch.err);
+		cpa_buf_free(&q);
+		parse_stacks(f, a);
+	}
+	free(h);
+}
+
+static void parse_stacks(struct fleet *f, struct answer *a)
+{
 	struct cpa_rb rb;
 	cpa_rb_init(&rb, f->ch.body.p, f->ch.body.len);
 	while (cpa_rb_more(&rb)) {
@@ -504,14 +576,40 @@ static void read_stacks(struct fleet *f, struct answer *a, uint64_t from,
 	}
 }
 
+/* Whether the hosts and labels asked for have samples of a kind that
+ * nets frees before to: the older windows are read only then, as a store
+ * query reads them (an OR on every row costs a tenth of a big query). */
+static bool has_netting(struct fleet *f, uint64_t to)
+{
+	uint32_t nets = 0;
+	for (unsigned k = 0; k < CPA_KIND_COUNT; k++)
+		if (cpa_kind_nets(k))
+			nets |= 1u << k;
+	if (f->o->filter.kinds && !(f->o->filter.kinds & nets))
+		return false;
+	struct cpa_buf q = {0};
+	uint64_t n;
+	cpa_ch_addf(&q, "SELECT count() FROM (SELECT 1 FROM %s.samples",
+		    f->o->database);
+	where_sql(f, &q, 0, to, false);
+	cpa_ch_add(&q, " AND kind IN ");
+	nets_sql(&q);
+	cpa_ch_add(&q, " LIMIT 1)");
+	if (cpa_ch_numbers(&f->ch, &q, &n, 1) < 0)
+		cpa_die("%s", f->ch.err);
+	return n > 0;
+}
+
 void fleet_read(struct fleet *f, uint64_t from, uint64_t to, unsigned column,
 		uint64_t every_ns, uint64_t origin, bool held, struct sink *k,
 		struct scan_stats *st)
 {
 	struct answer a;
+	if (held && from)
+		held = has_netting(f, to);
 	answer_init(&a);
 	read_rows(f, &a, from, to, every_ns, origin, held);
-	read_stacks(f, &a, from, to, held);
+	read_stacks(f, &a);
 	/* label filters ran in ClickHouse; frame filters run here */
 	struct filter frames = f->o->filter;
 	frames.any_label = false;

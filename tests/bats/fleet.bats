@@ -252,6 +252,34 @@ t0() {
 	diff "$T/a" "$T/b"
 }
 
+@test "fleet query: mem-usage answers what was held at --to, and --growth what grew, as a store does" {
+	local url t a
+	url=$(cat "$CH/s1/url")
+	t=$(( ($(date +%s) - 1200) * 1000000000 ))
+	# ten windows: 4 KiB allocated in each, 8 KiB more, 4 KiB freed from the
+	# fourth on, and an on-CPU sample each
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		echo "$((t + i * 1000000000 + 1000)) mem-usage 10 10 0 memhog memhog 4096 main;alloc_a"
+		echo "$((t + i * 1000000000 + 1000)) mem-usage 10 10 0 memhog memhog 8192 main;alloc_b"
+		[ "$i" -lt 3 ] || echo "$((t + i * 1000000000 + 2000)) mem-usage+free 10 10 0 memhog memhog 4096 main;alloc_a"
+		echo "$((t + i * 1000000000 + 3000)) oncpu 10 10 0 memhog memhog 1 main;spin"
+	done | "$CPA_BUILDDIR/tests/tools/mkstream" | cpa-store --dir "$T/mem"
+	cpa-push --clickhouse "$(cat "$CH/s2/url")" --cluster cpa_test --database mem --init 2>/dev/null
+	cpa-push --clickhouse "$url" --cluster cpa_test --database mem --dir "$T/mem" \
+		--host mem-1 --once
+	t=$(( t / 1000000000 ))
+	for a in "" "--from @$((t + 5))" "--from @$((t + 5)) --growth" "--kind mem-usage --to @$((t + 6))"; do
+		# shellcheck disable=SC2086
+		cpa-query --clickhouse "$url" --database mem $a | LC_ALL=C sort >"$T/f"
+		# shellcheck disable=SC2086
+		cpa-query --dir "$T/mem" $a | LC_ALL=C sort >"$T/l"
+		echo "== $a"
+		cat "$T/l"
+		grep -q '^memory usage;memhog;main;alloc_b ' "$T/l"
+		same_lines "$T/f" "$T/l"
+	done
+}
+
 @test "fleet query: --labels host puts each host's name first in its stacks" {
 	local url h
 	url=$(cat "$CH/s1/url")

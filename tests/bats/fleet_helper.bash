@@ -50,6 +50,8 @@ ch_config() {
   <mark_cache_size>67108864</mark_cache_size>
   <uncompressed_cache_size>67108864</uncompressed_cache_size>
   <timezone>UTC</timezone>
+  <query_log><database>system</database><table>query_log</table>
+    <flush_interval_milliseconds>1000</flush_interval_milliseconds></query_log>
 EOF
 		if [ -n "${CH_COMPRESSION:-}" ]; then
 			echo "  <compression><case><method>$CH_COMPRESSION</method></case></compression>"
