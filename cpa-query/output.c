@@ -387,8 +387,9 @@ int fold_write_split(struct fold_sink *s, const char *dir)
 int fold_write_pprof(struct fold_sink *s, int fd, uint64_t period_ns,
 		     uint64_t start_ns, uint64_t end_ns)
 {
-	/* on-CPU samples and probe hits carry no marker: one stack can
-	 * be both, and a profile cannot sum samples with counts */
+	/* only on-CPU samples carry no marker: a stack in two units is
+	 * one a folded file gave without them, and a profile cannot sum
+	 * samples with counts */
 	if (s->two_units) {
 		cpa_err("pprof: the stack '%s' has weights in two units; "
 			"choose an event kind with --kind",

@@ -68,5 +68,5 @@ static int folded_write(FILE *f, struct profile *p, const struct render_opts *o)
 }
 
 const struct render_format folded_format = {
-	.name = "folded", .write = folded_write,
+	.name = "folded", .units = UNITS_MARKED, .write = folded_write,
 };

@@ -430,21 +430,22 @@ on_sample(void *ctx, const struct cpa_dict *d,
 	if (s->weight == 0)
 		return 0;
 	enum cpa_unit u = cpa_kind_unit(s->kind);
+	p->units_seen |= 1u << u;
+	/* a format of one unit a graph draws one unit at a time (byunit.c);
+	 * the others hold several */
+	bool one = fmt->units == UNITS_GRAPHS || fmt->units == UNITS_SECTIONS;
+	if (one && st->o->unit_picked && u != st->o->unit_pick)
+		return 0;
 	if (!p->unit_known) {
 		p->unit = u;
 		p->unit_known = true;
 	}
+	if (one && p->unit != u)
+		return 0;
 	const struct leaf_entry *le = sample_leaf(st, d, s, offset, err, errlen);
 	if (!le)
 		return -1;
 	uint32_t leaf = le->leaf, entry = le->entry;
-	/* one graph has one unit (a format with a unit per stack checks its
-	 * entries itself) */
-	if (!fmt->units_per_stack && p->unit != u)
-		return cpa_fail_at(err, errlen, offset, "samples in %s after "
-				   "samples in %s; one graph has one unit, "
-				   "choose an event kind with --kind",
-				   cpa_unit_name(u), cpa_unit_name(p->unit));
 	if (s->flags & CPA_FLAG_ESTIMATE)
 		p->estimate = true;
 	if (s->flags & CPA_FLAG_FREE) {
@@ -545,9 +546,10 @@ static int read_stream(struct profile *p, const struct render_opts *o, int fd,
 	net_frees(p, &st);
 	if (p->format->finish && p->acc)
 		p->format->finish(p->acc, p);
-	if (!r.ended)
+	/* a unit's pass after the first (byunit.c) has nothing new to say */
+	if (!r.ended && !o->unit_picked)
 		cpa_reader_warn_unended(&r, "truncated; drawing what arrived");
-	if (p->lost)
+	if (p->lost && !o->unit_picked)
 		cpa_warn("%s: %llu samples were lost upstream", name,
 			 (unsigned long long)p->lost);
 	ret = 0;
@@ -568,7 +570,18 @@ int input_read(struct profile *p, const struct render_opts *o,
 	memset(p, 0, sizeof(*p));
 	p->format = format;
 	p->acc = format->new ? format->new(o) : NULL;
-	if (o->input && strcmp(o->input, "-")) {
+	if (o->input_again) {
+		/* read again, for another unit (byunit.c) */
+		if (lseek(o->input_fd, (off_t)o->input_off, SEEK_SET) < 0) {
+			cpa_err("%s: %s", name, strerror(errno));
+			return -1;
+		}
+		fd = dup(o->input_fd);
+		if (fd < 0) {
+			cpa_err("%s: %s", name, strerror(errno));
+			return -1;
+		}
+	} else if (o->input && strcmp(o->input, "-")) {
 		fd = open(o->input, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			cpa_err("%s: %s", o->input, strerror(errno));

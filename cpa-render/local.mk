@@ -8,6 +8,7 @@ noinst_LIBRARIES += cpa-render/librender.a
 cpa_render_librender_a_SOURCES = \
 	cpa-render/render.h \
 	cpa-render/input.c \
+	cpa-render/byunit.c \
 	cpa-render/stackpath.c cpa-render/stackpath.h \
 	cpa-render/tree.c cpa-render/tree.h \
 	cpa-render/timeline.c \
@@ -74,7 +75,7 @@ TESTS += tests/bats/render.bats tests/bats/render-browser.bats \
 	tests/bats/tui.bats
 TESTS += tests/bats/pprof-labels.bats
 EXTRA_DIST += tests/bats/pprof-labels.bats
-TESTS += tests/bats/render-views.bats
+TESTS += tests/bats/render-views.bats tests/bats/kinds-export.bats
 EXTRA_DIST += tests/bats/render-views.bats tests/browser/hour.test.js \
 	tests/browser/tap.js tests/browser/speedscope.test.js \
 	docs/img/render-html-hour.png docs/img/render-speedscope.png

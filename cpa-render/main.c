@@ -25,7 +25,7 @@ enum {
 	OPT_COLORS, OPT_HASH, OPT_COUNTNAME, OPT_REVERSE, OPT_INVERTED,
 	OPT_FLAMECHART, OPT_NEGATE, OPT_UNIT, OPT_KIND, OPT_LABELS, OPT_TOP,
 	OPT_FREQ, OPT_SKIP_BAD, OPT_PROFILE_BY, OPT_TUI, OPT_FOLLOW, OPT_FROM,
-	OPT_TO, OPT_LAST,
+	OPT_TO, OPT_LAST, OPT_UNIT_FILES,
 };
 
 static const char doc[] =
@@ -86,6 +86,9 @@ static const struct argp_option options[] = {
 	{ "labels", OPT_LABELS, "LIST", 0,
 	  "stream: root labels, comm,pid,tid,thread,container,env,cpu or "
 	  "none (default comm)", 2 },
+	{ "unit-files", OPT_UNIT_FILES, "NAME.EXT", 0,
+	  "a graph has one unit: with several, each after the first goes to "
+	  "NAME.UNIT.EXT (default: -o's name; cpa.svg -> cpa.ns.svg)", 2 },
 	{ "ignore-bad-lines", OPT_SKIP_BAD, NULL, 0,
 	  "skip malformed folded lines, counting them, instead of failing", 2 },
 	{ NULL, 0, NULL, 0, "Text and pprof:", 3 },
@@ -186,6 +189,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->labels_set = true;
 		break;
 	case OPT_SKIP_BAD: o->skip_bad = true; break;
+	case OPT_UNIT_FILES:
+		if (!*arg)
+			cpa_die_usage("invalid --unit-files '': expected a "
+				      "file name");
+		o->unit_files = arg;
+		break;
 	case OPT_PROFILE_BY:
 		if (strcmp(arg, "thread") && strcmp(arg, "process"))
 			cpa_die_usage("invalid --profile-by '%s': expected thread "
@@ -225,37 +234,6 @@ static const struct argp_child children[] = {
 static const struct argp argp = { options, parse_opt, "[FILE]", doc,
 				  children, NULL, NULL };
 
-/* -o FILE appears whole or not at all (lib/outfile.h) */
-static struct cpa_outfile out_file = { .fd = -1 };
-
-static int open_output(const char *path)
-{
-	char err[512];
-
-	if (!path || !strcmp(path, "-"))
-		return 1;
-	if (cpa_outfile_open(&out_file, path, 0644, err, sizeof(err)) < 0)
-		cpa_die("%s", err);
-	return out_file.fd;
-}
-
-static int close_output(int rc)
-{
-	char err[512];
-
-	if (!out_file.path)
-		return rc;
-	if (rc < 0) {
-		cpa_outfile_abort(&out_file);
-		return rc;
-	}
-	if (cpa_outfile_commit(&out_file, err, sizeof(err)) < 0) {
-		cpa_err("%s", err);
-		return -1;
-	}
-	return rc;
-}
-
 int main(int argc, char **argv)
 {
 	struct render_opts o = {
@@ -267,7 +245,6 @@ int main(int argc, char **argv)
 		.minwidth = 0.1,
 		.top = 20,
 	};
-	struct profile p;
 	int rc;
 
 	cpa_options_init(argv[0]);
@@ -321,44 +298,12 @@ int main(int argc, char **argv)
 		o.minwidth_pct = true;
 	}
 
-	uint64_t t0 = cpa_now_ns();
 	/* speedscope's profiles are the processes or threads: the process
 	 * name as a root frame would only repeat the profile's name */
 	if (o.format == FORMAT_SPEEDSCOPE && !o.labels_set) {
 		char err[128];
 		cpa_labels_parse("none", &o.labels, err, sizeof(err));
 	}
-	if (input_read(&p, &o, render_format_of(&o)) < 0)
-		return CPA_EXIT_FAILURE;
-	uint64_t t1 = cpa_now_ns();
-	const char *name = o.input ? o.input : "<stdin>";
-	if (!tree_finish(&p.tree)) {
-		cpa_err("%s: total weight overflows 64 bits", name);
-		profile_free(&p);
-		return CPA_EXIT_FAILURE;
-	}
-	uint64_t t2 = cpa_now_ns();
-	cpa_debug("%s: %u distinct frames, %u names; read and merged in "
-		  "%.3f s, totalled and sorted in %.3f s", name, p.tree.n,
-		  cpa_strtab_count(p.tree.names), (t1 - t0) / 1e9,
-		  (t2 - t1) / 1e9);
-	if (p.tree.total[TREE_ROOT] == 0) {
-		if (p.raw)
-			cpa_err("%s: %llu raw samples but no symbolized ones: "
-				"pipe cpa-capture through cpa-unwind first", name,
-				(unsigned long long)p.raw);
-		else
-			cpa_err("%s: no samples to draw", name);
-		profile_free(&p);
-		return CPA_EXIT_FAILURE;
-	}
-
-	int fd = open_output(o.output);
-	rc = render_write(fd, &p, &o);
-	if (!p.format->write_fd)
-		out_file.fd = -1;	/* closed with its FILE */
-	rc = close_output(rc);
-	cpa_debug("written in %.3f s", (cpa_now_ns() - t2) / 1e9);
-	profile_free(&p);
+	rc = render_run(&o);
 	return rc < 0 ? CPA_EXIT_FAILURE : 0;
 }

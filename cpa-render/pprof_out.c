@@ -178,7 +178,7 @@ static int pprof_write(int fd, struct profile *p, const struct render_opts *o)
 }
 
 const struct render_format pprof_format = {
-	.name = "pprof", .every_label = true, .units_per_stack = true,
+	.name = "pprof", .every_label = true, .units = UNITS_COLUMNS,
 	.new = acc_new, .entry = acc_entry, .sample = acc_sample,
 	.finish = acc_finish, .free = acc_free, .write_fd = pprof_write,
 };

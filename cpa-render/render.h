@@ -52,6 +52,14 @@ struct render_opts {
 	struct cpa_labels labels;	/* root labels from a stream */
 	bool labels_set;		/* --labels given */
 	bool by_process;		/* speedscope: a profile per process */
+	/* several units (byunit.c) */
+	bool unit_picked;		/* only unit_pick's samples; else the
+					 * first unit seen */
+	enum cpa_unit unit_pick;
+	const char *unit_files;		/* other units' graphs: NAME.UNIT.EXT */
+	bool input_again;		/* read input_fd from input_off instead */
+	int input_fd;
+	uint64_t input_off;
 	/* --tui: the terminal UI (tui.h) */
 	bool tui;
 	bool follow;			/* new windows as the store commits */
@@ -75,9 +83,28 @@ struct profile {
 	uint64_t raw;			/* unsymbolized samples in a stream */
 	uint64_t period_ns;		/* from the stream's meta, 0 unknown */
 	uint64_t interval_ns;		/* of cpa-query's windows, 0 none */
+	uint32_t units_seen;		/* bit per enum cpa_unit in the input */
 	/* the output format, and what it keeps of a stream (its own) */
 	const struct render_format *format;
 	void *acc;
+};
+
+/*
+ * How a format holds a profile of several units (byunit.c decides and
+ * runs it; a stream says each sample's unit by its kind):
+ *   UNITS_GRAPHS    one graph per unit: the lowest unit's (samples, then
+ *                   ns, count, bytes, pages) in the output, each other's
+ *                   in NAME.UNIT.EXT beside it (svg, html, speedscope)
+ *   UNITS_SECTIONS  one report per unit, one after another (text)
+ *   UNITS_MARKED    one profile, each kind under its root marker (folded)
+ *   UNITS_COLUMNS   one profile, a column per unit, a stack keeping to one
+ *                   (pprof's sample types)
+ */
+enum render_units {
+	UNITS_GRAPHS = 0,
+	UNITS_SECTIONS,
+	UNITS_MARKED,
+	UNITS_COLUMNS,
 };
 
 /*
@@ -106,10 +133,9 @@ struct render_format {
 	/* samples that differ in any label are kept apart (the format keeps
 	 * each sample's labels), whatever --labels draws */
 	bool every_label;
-	/* a stack may hold samples of several units, each in a column of
-	 * its own (the accumulator's entry checks a stack keeps to one);
-	 * else one graph has one unit */
-	bool units_per_stack;
+	/* several units: UNITS_COLUMNS has the accumulator's entry check
+	 * that a stack keeps to one */
+	enum render_units units;
 	void *(*new)(const struct render_opts *o);
 	int (*entry)(void *acc, const struct cpa_dict *d,
 		     const struct cpa_sample *s, uint32_t leaf, uint32_t *tag,
@@ -132,7 +158,13 @@ const struct render_format *render_format_of(const struct render_opts *o);
  * -1 after reporting the error. */
 int render_write(int fd, struct profile *p, const struct render_opts *o);
 
-/* input.c: reads o->input (or stdin) into p, for format */
+/* byunit.c: reads the input and writes it, a graph per unit where the
+ * format needs one unit. 0, or -1 after reporting the error. */
+int render_run(struct render_opts *o);
+
+/* input.c: reads o->input (or stdin) into p, for format: with
+ * UNITS_GRAPHS or UNITS_SECTIONS only the samples of one unit
+ * (o->unit_pick, else the first seen), noting all in p->units_seen */
 int input_read(struct profile *p, const struct render_opts *o,
 	       const struct render_format *format);
 void profile_free(struct profile *p);

@@ -143,5 +143,5 @@ static int text_write(FILE *f, struct profile *p, const struct render_opts *o)
 }
 
 const struct render_format text_format = {
-	.name = "text", .write = text_write,
+	.name = "text", .units = UNITS_SECTIONS, .write = text_write,
 };

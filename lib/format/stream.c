@@ -1091,7 +1091,7 @@ static const struct {
 	[CPA_KIND_SCHED_DELAY] = {"offcpu-delay", "scheduling delay",
 				  CPA_UNIT_NS},
 	[CPA_KIND_IRQOFF] = {"irqoff", "IRQ off", CPA_UNIT_NS},
-	[CPA_KIND_PROBE] = {"probe", NULL, CPA_UNIT_COUNT},
+	[CPA_KIND_PROBE] = {"probe", "probe hits", CPA_UNIT_COUNT},
 	[CPA_KIND_MEM_VIRT] = {"mem-virt", "memory virtual", CPA_UNIT_BYTES},
 	[CPA_KIND_MEM_PHYS] = {"mem-phys", "memory physical", CPA_UNIT_BYTES},
 	[CPA_KIND_MEM_USAGE] = {"mem-usage", "memory usage", CPA_UNIT_BYTES},
