@@ -33,7 +33,7 @@ load helper
 
 JDK17=/usr/lib/jvm/java-17-openjdk-amd64
 JDK25=/usr/lib/jvm/temurin-25-jdk-amd64
-WARMUP=8	# s of each workload's life before the capture starts
+WARMUP=6	# s of each workload's life before the capture starts
 CPU_NS=2000000000	# CPU time each workload is sampled for: the
 			# capture ends when every one has had it
 MAX_SECS=100		# or after this, however loaded the host
