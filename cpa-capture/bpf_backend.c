@@ -553,7 +553,7 @@ int bpf_backend_open(const struct capture_config *config,
 		*fallback = true;
 		return -1;
 	}
-	skel = capture_bpf__open();
+	skel = capture_bpf__open_opts(capture_open_opts());
 	if (!skel) {
 		snprintf(why, whylen, "cannot open the BPF object: %s",
 			 strerror(errno));

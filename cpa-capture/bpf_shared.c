@@ -18,6 +18,20 @@
 #include "cpa-capture.h"
 #include "log.h"
 
+static struct bpf_object_open_opts open_opts = {
+	.sz = sizeof(open_opts),
+};
+
+void capture_set_btf(const char *path)
+{
+	open_opts.btf_custom_path = path;
+}
+
+const struct bpf_object_open_opts *capture_open_opts(void)
+{
+	return &open_opts;
+}
+
 int capture_share_maps(struct bpf_object *obj, const struct capture_shared *sh)
 {
 	const struct bpf_map *theirs[] = { sh->events, sh->drops, sh->pids,

@@ -74,6 +74,7 @@ struct capture_config {
 	enum backend_kind backend;
 	bool require_pmu;
 	bool force_user_stacks;
+	const char *btf_path;		/* --btf: the kernel's BTF from a file */
 	uint64_t ringbuf_size;		/* BPF ring buffer bytes, 0: automatic */
 
 	uint64_t *pids;
@@ -131,7 +132,8 @@ bool capture_process_selected(const struct capture_config *cfg, uint32_t pid);
 
 /* features.c */
 struct capture_features {
-	bool btf;
+	bool btf;		/* the kernel's BTF, or --btf's */
+	const char *btf_path;	/* --btf FILE, checked; NULL: the kernel's */
 	bool pmu;		/* hardware cycles can be opened */
 	bool kprobes;
 	bool fentry;
@@ -141,6 +143,10 @@ struct capture_features {
 	char release[65];
 };
 void capture_probe_features(struct capture_features *f);
+/* --btf FILE in place of /sys/kernel/btf/vmlinux (a BTF pahole made,
+ * for a kernel that does not show its own): exits 2 with one line when
+ * it cannot be read or is not a kernel's BTF, as CPA's preflight does */
+void capture_use_btf(struct capture_features *f, const char *path);
 /* kernel.c: true for releases 5.19..6.3 (see docs/capture.md) */
 bool kernel_nofault_hazard(const char *release);
 /* --features: key=value lines on stdout, for programs */
@@ -265,6 +271,11 @@ struct capture_shared {
 /* An object loaded beside the main one takes over its ring buffer, drop
  * counters and filter maps, found by their names: 0 or -errno. */
 int capture_share_maps(struct bpf_object *obj, const struct capture_shared *sh);
+/* Open options of every BPF object: the kernel BTF CO-RE relocates
+ * against, --btf's when given. */
+struct bpf_object_open_opts;
+const struct bpf_object_open_opts *capture_open_opts(void);
+void capture_set_btf(const char *path);
 uint64_t capture_prog_ns(struct bpf_program *p);
 void capture_prog_stats(struct bpf_program *p, double seconds);
 /* the same for every program of an object (NULL: none) */

@@ -15,6 +15,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "cpa-capture.h"
@@ -76,12 +77,41 @@ void capture_probe_features(struct capture_features *f)
 	f->nofault_hazard = kernel_nofault_hazard(f->release);
 }
 
+void capture_use_btf(struct capture_features *f, const char *path)
+{
+	if (access(path, R_OK) < 0)
+		cpa_die_usage("--btf '%s': %s", path, strerror(errno));
+	/* libbpf's own complaint would be a second line */
+	libbpf_print_fn_t print = libbpf_set_print(NULL);
+	struct btf *btf = btf__parse(path, NULL);
+	int err = libbpf_get_error(btf);
+	libbpf_set_print(print);
+	if (err) {
+		char why[128];
+		libbpf_strerror(err, why, sizeof(why));
+		cpa_die_usage("--btf '%s': not a valid BTF object (%s); make "
+			      "one with pahole --btf_encode_detached", path,
+			      why);
+	}
+	/* the program's CO-RE needs the kernel's types, not a module's */
+	bool kernel = btf__find_by_name_kind(btf, "task_struct",
+					     BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+	if (!kernel)
+		cpa_die_usage("--btf '%s': a BTF object without struct "
+			      "task_struct, not a kernel's", path);
+	f->btf = true;
+	f->btf_path = path;
+	capture_set_btf(path);
+}
+
 void capture_report_features(const struct capture_features *f,
 			     const char *backend, const char *event)
 {
 	cpa_err("kernel %s: BTF %s, PMU %s, kprobes %s, fentry %s, "
 		"uprobes %s; backend %s, event %s",
-		f->release, f->btf ? "yes" : "no", f->pmu ? "yes" : "no",
+		f->release, f->btf_path ? f->btf_path : f->btf ? "yes" : "no",
+		f->pmu ? "yes" : "no",
 		f->kprobes ? "yes" : "no", f->fentry ? "yes" : "no",
 		f->uprobes ? "yes" : "no", backend, event);
 }

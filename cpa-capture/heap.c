@@ -261,7 +261,7 @@ static int heap_open(const struct capture_config *c,
 		return 0;
 	cfg = c;
 	mean_bytes = (double)c->mem_sample_bytes;
-	skel = heap_bpf__open();
+	skel = heap_bpf__open_opts(capture_open_opts());
 	if (!skel) {
 		snprintf(why, whylen, "--mem malloc: cannot open the BPF "
 			 "object: %s", strerror(errno));

@@ -86,7 +86,7 @@ tests_fuzz_capture_java_replay_LDADD = $(CAPTURE_LIBS)
 
 # --mem: memory by allocating stack, against a workload that maps and
 # touches known numbers of bytes from known functions.
-TESTS += tests/bats/mem-capture.bats
+TESTS += tests/bats/mem-capture.bats tests/bats/btf.bats
 EXTRA_DIST += tests/bats/mem-capture.bats
 check_PROGRAMS += tests/workloads/memory
 tests_workloads_memory_SOURCES = tests/workloads/memory.c \

@@ -206,6 +206,8 @@ int main(int argc, char **argv)
 	setup_signals();
 	cpa_selfstats_init(cfg.selfstats.file, cfg.selfstats.interval_ns);
 	capture_probe_features(&f);
+	if (cfg.btf_path)
+		capture_use_btf(&f, cfg.btf_path);
 	if (cfg.features) {
 		capture_print_features(&f);
 		capture_config_free(&cfg);

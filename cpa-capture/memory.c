@@ -52,7 +52,7 @@ static int memory_open(const struct capture_config *cfg,
 
 	if (!(want & (MEM_WANT_VIRT | MEM_WANT_PHYS | MEM_WANT_USAGE)))
 		return 0;
-	skel = mem_bpf__open();
+	skel = mem_bpf__open_opts(capture_open_opts());
 	if (!skel) {
 		snprintf(why, whylen, "--mem: cannot open the BPF object: %s",
 			 strerror(errno));

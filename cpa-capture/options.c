@@ -32,6 +32,7 @@ enum {
 	OPT_STATS,
 	OPT_FEATURES,
 	OPT_FORCE_USER_STACKS,
+	OPT_BTF,
 	OPT_INCLUDE_IDLE,
 	OPT_RINGBUF_SIZE,
 	OPT_MEM,
@@ -80,6 +81,9 @@ static const struct argp_option opts[] = {
 	{ "ringbuf-size", OPT_RINGBUF_SIZE, "BYTES", 0,
 	  "BPF ring buffer size, a power of two from 64K to 1G (default: "
 	  "from --freq, the CPUs and --stack-size; 32M with --probe)", 1 },
+	{ "btf", OPT_BTF, "FILE", 0,
+	  "the kernel's BTF from FILE (pahole --btf_encode_detached), where "
+	  "/sys/kernel/btf/vmlinux is missing", 1 },
 	{ "force-user-stacks", OPT_FORCE_USER_STACKS, NULL, 0,
 	  "copy user stacks in BPF even on kernels 5.19..6.3 (see "
 	  "docs/capture.md)", 1 },
@@ -257,6 +261,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FORCE_USER_STACKS:
 		cfg->force_user_stacks = true;
+		break;
+	case OPT_BTF:
+		if (!*arg)
+			cpa_die_usage("invalid --btf '': expected a file");
+		cfg->btf_path = arg;
 		break;
 	case 'p':
 		cfg->n_pids = cpa_opt_uint_list("--pid", arg, 1, 0x3fffffff,

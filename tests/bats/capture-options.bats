@@ -24,7 +24,7 @@ bad_value() {
 		--offcpu --offcpu-phase --offcpu-min --probe --probe-rate \
 		--irqoff --stats --stats-file --stats-interval --offcpu-stack-size \
 		--ringbuf-size --mem --mem-probability --mem-stack-size \
-		--mem-max-pages; do
+		--mem-max-pages --btf; do
 		[[ "$output" == *"$o"* ]] || { echo "missing $o"; return 1; }
 	done
 }

@@ -231,7 +231,7 @@ config_rejected() {
 		[[ "${lines[0]}" == "cpa: --"*" (CPA) is not available: "?* ]]
 	done
 	for opt in --disable_sym -S --include_full_path "--parse_env_values x" "-V x" \
-		"--max_queue_size 9" "-m 9" "--log_print_cycles 3" "--btf_path f" "-b f" "--debug_option 1,2,f"; do
+		"--max_queue_size 9" "-m 9" "--log_print_cycles 3" "--debug_option 1,2,f"; do
 		run cpa monitor $opt
 		[ "$status" -eq 2 ]
 		[[ "${lines[0]}" == "cpa: --"*" (CPA) is not available: "?* ]]
