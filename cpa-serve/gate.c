@@ -69,7 +69,16 @@ static struct waiting *wait_list;
 static size_t n_waiting, n_settled;
 static char peek_buf[GATE_HEADER_MAX];
 
+/* TLS connections handed over whose first header is not in yet */
+struct watched {
+	void *conn;
+	int fd;
+	int64_t deadline;
+};
+
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct watched *watch;
+static size_t n_watch, cap_watch;
 static struct held *held;		/* handed over, per address */
 static size_t n_held, cap_held;
 static struct gate_stats stats;
@@ -140,6 +149,54 @@ void gate_opened(const struct sockaddr *sa)
 void gate_closed(const struct sockaddr *sa)
 {
 	held_add(sa, -1);
+}
+
+void gate_watch(void *conn, int fd)
+{
+	pthread_mutex_lock(&held_lock);
+	CPA_GROW(watch, cap_watch, n_watch + 1);
+	watch[n_watch++] = (struct watched){ conn, fd,
+		cpa_mono_ms() + cfg.header_timeout_ms };
+	pthread_mutex_unlock(&held_lock);
+}
+
+void gate_forget(void *conn)
+{
+	pthread_mutex_lock(&held_lock);
+	for (size_t i = 0; i < n_watch; i++)
+		if (watch[i].conn == conn) {
+			watch[i] = watch[--n_watch];
+			break;
+		}
+	pthread_mutex_unlock(&held_lock);
+}
+
+void gate_header_seen(void *conn)
+{
+	gate_forget(conn);
+}
+
+/* Shuts down the watched past their deadline; the ms to the next. The
+ * lock is held across the shutdown, and gate_forget takes it before the
+ * library closes the socket, so fd is still that connection's. */
+static int64_t watch_deadlines(int64_t now)
+{
+	int64_t next = -1;
+
+	pthread_mutex_lock(&held_lock);
+	for (size_t i = 0; i < n_watch;) {
+		if (watch[i].deadline <= now) {
+			shutdown(watch[i].fd, SHUT_RDWR);
+			stats.timed_out++;
+			watch[i] = watch[--n_watch];
+			continue;
+		}
+		if (next < 0 || watch[i].deadline - now < next)
+			next = watch[i].deadline - now;
+		i++;
+	}
+	pthread_mutex_unlock(&held_lock);
+	return next;
 }
 
 void gate_get_stats(struct gate_stats *s)
@@ -341,6 +398,13 @@ static void *gate_main(void *arg)
 		    wait_list[n_settled].accepted + GATE_NEW_MS - now < timeout)
 			timeout = (int)(wait_list[n_settled].accepted +
 					GATE_NEW_MS - now);
+		/* watches come from other threads: looked at twice a second */
+		int64_t w = watch_deadlines(now);
+
+		if (w >= 0 && (timeout < 0 || w < timeout))
+			timeout = (int)w;
+		if (cfg.tls && (timeout < 0 || timeout > 500))
+			timeout = 500;
 		n = epoll_wait(ep, evs, 64, timeout);
 		for (int i = 0; i < n; i++) {
 			if (evs[i].data.fd == cfg.listen_fd)
@@ -394,6 +458,9 @@ void gate_stop(void)
 	close(wake_fd);
 	free(wait_list);
 	free(held);
+	free(watch);
+	watch = NULL;
+	n_watch = cap_watch = 0;
 	wait_list = NULL;
 	held = NULL;
 	n_held = cap_held = 0;

@@ -39,6 +39,17 @@ void gate_stop(void);
 void gate_opened(const struct sockaddr *sa);
 void gate_closed(const struct sockaddr *sa);
 
+/*
+ * Inside TLS the gate cannot see a header end: the HTTP side tells it
+ * when a TLS connection starts and when its first header is in, and a
+ * connection whose header is not in by the deadline (from its start) is
+ * shut down, which the library then closes. conn is the library's
+ * connection, fd its socket, open until gate_forget is called.
+ */
+void gate_watch(void *conn, int fd);
+void gate_header_seen(void *conn);
+void gate_forget(void *conn);
+
 struct gate_stats {
 	unsigned long accepted, handed_over, timed_out, evicted, refused;
 };

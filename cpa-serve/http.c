@@ -495,12 +495,17 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct request *rq)
 	enum MHD_Result ret;
 
 	memset(&a, 0, sizeof(a));
+	/* only a client that showed a token keeps its connection: a public
+	 * path answered to anyone would otherwise leave a slot whose next
+	 * header no gate watches */
+	bool public_close = r->route->auth == AUTH_PUBLIC;
+
 	r->body = rq->body.p ? (const char *)rq->body.p : "";
 	r->body_len = rq->body.len;
 	r->route->handle(r, &a);
 	switch (a.kind) {
 	case ANSWER_JSON:
-		return reply_json_at(c, a.status, a.json, NULL, false,
+		return reply_json_at(c, a.status, a.json, NULL, public_close,
 				     a.location);
 	case ANSWER_FILE:
 		return reply_file(c, a.path, a.content_type);
@@ -517,11 +522,11 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct request *rq)
 			return MHD_NO;
 		}
 		MHD_add_response_header(resp, "Content-Type", a.content_type);
-		return send_response(c, a.status, resp, false);
+		return send_response(c, a.status, resp, public_close);
 	}
 	case ANSWER_EMPTY:
 		ret = send_response(c, a.status, MHD_create_response_from_buffer(
-			0, (void *)"", MHD_RESPMEM_PERSISTENT), false);
+			0, (void *)"", MHD_RESPMEM_PERSISTENT), public_close);
 		return ret;
 	}
 	return MHD_NO;
@@ -537,6 +542,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	(void)cls;
 	(void)version;
 	if (!rq) {
+		if (cfg.tls_cert)
+			gate_header_seen(c);
 		rq = cpa_calloc(1, sizeof(*rq));
 		*con_cls = rq;
 		rq->body_deadline = cpa_mono_ms() + cfg.read_timeout_ms;
@@ -632,8 +639,14 @@ static void notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
 
 	(void)cls;
 	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fi = MHD_get_connection_info(c,
+			MHD_CONNECTION_INFO_CONNECTION_FD);
+
 		*socket_ctx = cpa_calloc(1, sizeof(struct conn_ctx));
+		if (cfg.tls_cert && fi)
+			gate_watch(c, fi->connect_fd);
 	} else {
+		gate_forget(c);
 		free(*socket_ctx);
 		*socket_ctx = NULL;
 	}

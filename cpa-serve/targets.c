@@ -23,6 +23,7 @@ bool targets_needed(const struct job_spec *s)
 static bool in_container(const char *pid, const char *cid)
 {
 	char path[64], text[8192];
+	struct cpa_cgroup_line line;
 	struct cpa_owner o;
 	ssize_t n;
 	int fd;
@@ -33,7 +34,7 @@ static bool in_container(const char *pid, const char *cid)
 		return false;
 	n = read(fd, text, sizeof(text));
 	close(fd);
-	if (n <= 0 || !cpa_owner_of_process(text, (size_t)n, &o, NULL))
+	if (n <= 0 || !cpa_owner_of_process(text, (size_t)n, &o, &line))
 		return false;
 	return !strncmp(o.container, cid, strlen(cid));
 }

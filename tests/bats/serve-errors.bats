@@ -365,6 +365,23 @@ code_is() {
 	code_is 422 execution_environment_unsupported
 	STATUS=$(op GET /v1/operations/c-1)
 	code_is 404 operation_not_found
+	# ... and one that does: a sleeper in a docker-ID.scope cgroup
+	root=$(findmnt -t cgroup2 -n -o TARGET | sed -n 1p)
+	if [ -n "$root" ]; then
+		cid=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+		mkdir "$root/docker-$cid.scope"
+		sh -c 'echo $$ >"$1/cgroup.procs" && exec sleep 60' sh "$root/docker-$cid.scope" 3>&- &
+		sl=$!
+		wait_for 10 grep -qx "$sl" "$root/docker-$cid.scope/cgroup.procs"
+		STATUS=$(op POST /v1/operations -H 'Content-Type: application/json' \
+			-d "{\"request_id\":\"c-2\",\"duration_seconds\":1,\"scope\":\"container\",\"container_id\":\"${cid:0:12}\",\"kind\":\"profiling\",\"spec\":{\"type\":\"cpu\",\"language\":\"c\",\"mode\":\"oncpu\"}}")
+		kill "$sl"
+		wait "$sl" 2>/dev/null || true
+		wait_for 10 test -z "$(cat "$root/docker-$cid.scope/cgroup.procs")"
+		rmdir "$root/docker-$cid.scope"
+		[ "$STATUS" = 202 ]
+		kill -0 "$SERVE_PID"
+	fi
 	STATUS=$(op POST /v1/operations -H 'Content-Type: application/json' -d '{"request_id":"../x","duration_seconds":5,"scope":"host","kind":"profiling","spec":{"type":"cpu","language":"c","mode":"oncpu"}}')
 	code_is 400 invalid_request
 	STATUS=$(op POST /v1/operations -H 'Content-Type: application/json' -d '{"request_id":"a","duration_seconds":5,"scope":"host","kind":"profiling","spec":{"type":"cpu","language":"c","mode":"oncpu","hostname":"x"}}')
@@ -457,7 +474,7 @@ code_is() {
 		-keyout "$T/key.pem" -out "$T/cert.pem" 2>"$T/openssl.err"
 	local plain_url=$SERVE_URL
 	serve_aside
-	serve_start "$T/tls" --tls-cert "$T/cert.pem" --tls-key "$T/key.pem"
+	serve_start "$T/tls" --tls-cert "$T/cert.pem" --tls-key "$T/key.pem" --header-timeout 2
 	grep -q 'serving on .* with TLS' "$T/tls/serve.log"
 	https=${SERVE_URL/http:/https:}
 	code=$(curl -sS -o "$T/b" -w '%{http_code}' --cacert "$T/cert.pem" \
@@ -466,6 +483,19 @@ code_is() {
 	jq -e '.data.items | length == 9' "$T/b"
 	code=$(curl -sS -o "$T/b" -w '%{http_code}' --cacert "$T/cert.pem" "$https/v1/profiling")
 	[ "$code" = 401 ]
+	# a header trickled inside TLS is cut at --header-timeout too
+	port=${SERVE_URL##*:}
+	t0=$(date +%s%N)
+	{ printf 'GET /v1/profiling HTTP/1.1\r\nHost: x\r\n'
+	  for ((i = 0; i < 40; i++)); do sleep 0.3; printf X; done; } |
+		timeout 20 openssl s_client -quiet -connect "127.0.0.1:$port" \
+			-CAfile "$T/cert.pem" >"$T/tls.out" 2>&1 || true
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	echo "TLS slow header cut after $ms ms"
+	[ "$ms" -lt 6000 ]
+	# public paths close the connection: no kept slot without a token
+	curl -sS -D "$T/h" -o /dev/null --cacert "$T/cert.pem" "$https/healthz"
+	grep -qi '^Connection: close' "$T/h"
 	# plain HTTP gets no answer from it
 	run curl -sS -o /dev/null -H "Authorization: Bearer $TOKEN" "$SERVE_URL/v1/profiling"
 	[ "$status" -ne 0 ]

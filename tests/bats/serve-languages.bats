@@ -42,7 +42,7 @@ setup_file() {
 		echo $! >>"$F/bg.pids"
 		ready_pid "$F/py.out" >"$F/py.pid"
 		post py "$(job_body cpu python oncpu pid 4 ",\"pid\":$(cat "$F/py.pid")")"
-		wait_for 30 job_attached "$(cat "$F/py.id")"
+		wait_for 60 job_attached "$(cat "$F/py.id")"
 		kill -USR1 "$(cat "$F/py.pid")"
 	fi
 	if [ -x "$JDK17/bin/javac" ]; then

@@ -32,7 +32,7 @@ no_capture_of() {	# no_capture_of PID: none runs any more
 	grep -qE '^(.*;)?main;run;level_a;level_b;hot_leaf [0-9]+$' "$T/before.folded"
 
 	lost_id=$(new_job "$(job_body cpu c oncpu pid 600 ",\"pid\":$WL_PID")")
-	wait_for 20 job_attached "$lost_id"
+	wait_for 60 job_attached "$lost_id"
 	capture_of "$WL_PID"
 	kill -KILL "$SERVE_PID"
 	wait "$SERVE_PID" 2>/dev/null || true

@@ -34,11 +34,12 @@ setup_file() {
 	# CPUs. chain_fp runs outside the container, chain_nofp inside.
 	bg pid "$WL/chain_fp" --seconds 40
 	bg sleeper "$WL/sleeper" --sleep 20 --count 200
-	post off "$(job_body cpu c offcpu pid 3 ",\"pid\":$(cat "$F/sleeper.pid")")"
-	# the sleeper starts sleeping once its capture is attached
-	wait_for 30 job_attached "$(cat "$F/off.id")"
+	post off "$(job_body cpu c offcpu pid 6 ",\"pid\":$(cat "$F/sleeper.pid")")"
+	# the sleeper starts sleeping once its capture is attached (its 6 s
+	# count from the capture's start, which may take seconds to attach)
+	wait_for 60 job_attached "$(cat "$F/off.id")"
 	kill -USR1 "$(cat "$F/sleeper.pid")"
-	post host "$(job_body cpu c oncpu host 3 ',"freq":99')"
+	post host "$(job_body cpu c oncpu host 5 ',"freq":99')"
 	post mem "$(job_body memory c virtual_alloc host 2)"
 	post long "$(job_body cpu go oncpu pid 600 ",\"pid\":$(cat "$F/pid.pid")")"
 	post bad "$(job_body cpu c oncpu pid 2 ',"pid":4194304')"
@@ -167,7 +168,7 @@ setup() {
 
 @test "serve: stop moves running to stopping, then terminal/stopped; stopped is 409 on stop and raw, cpa's formats keep its samples" {
 	id=$(cat "$F/long.id")
-	wait_for 20 job_attached "$id"
+	wait_for 60 job_attached "$id"
 	[ "$(job_status "$id")" = running ]
 	# no result while it runs
 	[ "$(api GET "/v1/profiling/$id/raw")" = 409 ]

@@ -38,7 +38,7 @@ load_test() {
 	start_workload "$T/wl.out" "$WL/chain_fp" --seconds $((seconds + 30))
 	serve_start "$T/serve" --threads 4
 	JOB=$(new_job "$(job_body cpu c oncpu pid $((seconds + 20)) ",\"pid\":$WL_PID")")
-	wait_for 20 job_attached "$JOB"
+	wait_for 60 job_attached "$JOB"
 	: >"$T/codes"
 	poll_round 500		# warm up: threads, connections, allocator
 	rss0=$(rss_kb "$SERVE_PID")
