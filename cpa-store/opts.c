@@ -57,7 +57,8 @@ static const struct argp_option options[] = {
 	 "stored as [over budget] with their weight, and counted (cpa-query "
 	 "--list)", 0},
 	{"max-process-stacks", OPT_MAX_PROC_STACKS, "N", 0,
-	 "Distinct stacks one process may have in one window (default 4096; "
+	 "Stacks new to the segment one process may add in one window "
+	 "(default 4096; "
 	 "0 for no limit)", 0},
 	{"time", OPT_TIME, "TIME", 0,
 	 "Time stamp of folded text input (default now)", 0},

@@ -326,8 +326,8 @@ static uint32_t map_stack(struct store *st, const struct input *in,
 }
 
 /*
- * What one process may add to one window: --max-process-stacks distinct
- * stacks, and names and stacks new to the segment within its budget
+ * What one process may add to one window: --max-process-stacks stacks
+ * new to the segment, and names and stacks new to it within its budget
  * (--max-process-bytes a window, saved up to BUDGET_WINDOWS windows'
  * worth). Past that, each of its stacks is stored as one "[over budget]"
  * stack under the same labels with the same weight: the totals stay
@@ -414,27 +414,73 @@ static bool string_mapped(const struct store *st, uint32_t id)
 	return !id || (id < st->str_map_n && st->str_map[id]);
 }
 
+/* A stack the segment holds adds nothing: only new ones are counted, so
+ * that an input renumbering its stacks (a reset) is not charged again. */
 static bool within_budget(const struct store_opts *o,
 			  const struct proc_budget *pb, uint64_t cost)
 {
+	if (!cost)
+		return true;
 	return (!o->max_proc_stacks || pb->stacks < o->max_proc_stacks) &&
 	       (!o->max_proc_bytes || cost <= pb->bytes);
 }
 
+/* Whether the segment holds input string id already. One the input
+ * renumbered (a reset of its dictionaries) is found by its content and
+ * mapped at no cost: a reset must not charge a process again for names
+ * the segment has. */
+static bool string_known(struct store *st, const struct input *in,
+			 uint32_t id)
+{
+	if (string_mapped(st, id))
+		return true;
+	uint32_t len;
+	const char *s = input_string(in, id, &len);
+	uint32_t sid = s ? cpa_segment_find_string(st->cur, s, len) : 0;
+	if (!sid)
+		return false;
+	CPA_GROW_ZERO(st->str_map, st->str_map_n, (size_t)id + 1);
+	st->str_map[id] = sid;
+	return true;
+}
+
+/* Whether the segment holds input stack id already, by content when the
+ * input renumbered it; its strings are known (string_known). */
+static bool stack_known(struct store *st, const uint32_t *f, uint32_t n)
+{
+	uint32_t frames[CPA_MAX_STACK_DEPTH];
+	if (n > CPA_MAX_STACK_DEPTH)
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		frames[i] = f[i] ? st->str_map[f[i]] : 0;
+		if (!frames[i])	/* as map_stack writes an empty frame */
+			frames[i] = cpa_segment_find_string(st->cur,
+							    "[unknown]", 9);
+		if (!frames[i])
+			return false;
+	}
+	return cpa_segment_find_stack(st->cur, frames, n) != 0;
+}
+
 /* Bytes the dictionary of the segment grows by when it takes the input
  * stack id: its new strings, and the stack when it is new. */
-static uint64_t stack_cost(const struct store *st, const struct input *in,
+static uint64_t stack_cost(struct store *st, const struct input *in,
 			   uint32_t id)
 {
 	if (id < st->stk_map_n && st->stk_map[id])
 		return 0;
-	uint32_t n, len;
+	uint32_t n = 0, len;
 	const uint32_t *f = input_stack(in, id, &n);
-	uint64_t cost = 2 + 2 * (uint64_t)(f ? n : 0);
-	for (uint32_t i = 0; f && i < n; i++)
-		if (!string_mapped(st, f[i]) && input_string(in, f[i], &len))
+	if (!f)
+		n = 0;
+	uint64_t cost = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!string_known(st, in, f[i]) &&
+		    input_string(in, f[i], &len))
 			cost += len + 2;
-	return cost;
+	if (!cost && stack_known(st, f, n))
+		return 0;
+	return cost + 2 + 2 * (uint64_t)n;
 }
 
 static uint32_t over_budget(struct store *st, const struct input *in,
@@ -515,7 +561,7 @@ static int append_group(struct store *st, struct input *in, struct window **w,
 				uint64_t cost = stack_cost(st, in, e->stack);
 				if (within_budget(st->o, pb, cost)) {
 					stack = map_stack(st, in, e->stack);
-					pb->stacks++;
+					pb->stacks += cost != 0;
 					pb->bytes -= st->o->max_proc_bytes ? cost : 0;
 					pb->added += cost;
 					if (pb->added > st->proc_window_max)

@@ -44,20 +44,29 @@ static void blob_free(struct blobtab *t)
 
 /* Interns len bytes of data; with nul, a NUL is stored after them. Content
  * starts 4-byte aligned in the arena, so stacks can be read as uint32_t. */
+/* Id of the blob of len bytes of data, 0 when absent; *pr is left where
+ * an absent blob would be added. */
+static uint32_t blob_find(const struct blobtab *t, const void *data, size_t len,
+			  uint64_t seed, struct cpa_htab_probe *pr)
+{
+	uint64_t h = cpa_hash(data, len, seed);
+	for (uint32_t id = cpa_htab_first(&t->index, h, pr); id;
+	     id = cpa_htab_next(&t->index, pr))
+		if (t->len[id] == len &&
+		    !memcmp(t->arena + t->off[id], data, len))
+			return id;
+	return 0;
+}
+
 static uint32_t blob_intern(struct blobtab *t, const void *data, size_t len,
 			    bool nul, uint64_t seed, bool *is_new)
 {
 	struct cpa_htab_probe pr;
-	uint64_t h = cpa_hash(data, len, seed);
-	for (uint32_t id = cpa_htab_first(&t->index, h, &pr); id;
-	     id = cpa_htab_next(&t->index, &pr)) {
-		if (t->len[id] == len &&
-		    !memcmp(t->arena + t->off[id], data, len)) {
-			if (is_new)
-				*is_new = false;
-			return id;
-		}
-	}
+	uint32_t found = blob_find(t, data, len, seed, &pr);
+	if (is_new)
+		*is_new = !found;
+	if (found)
+		return found;
 	if (len > UINT32_MAX || t->count == UINT32_MAX - 1)
 		cpa_die("out of memory (interning %zu bytes)", len);
 	uint32_t id = ++t->count;
@@ -77,8 +86,6 @@ static uint32_t blob_intern(struct blobtab *t, const void *data, size_t len,
 	t->len[id] = (uint32_t)len;
 	t->arena_len = need;
 	cpa_htab_add(&t->index, &pr, id);
-	if (is_new)
-		*is_new = true;
 	return id;
 }
 
@@ -122,6 +129,12 @@ uint32_t cpa_strtab_intern(struct cpa_strtab *t, const char *s, size_t len,
 	return blob_intern(&t->b, s, len, true, 0, is_new);
 }
 
+uint32_t cpa_strtab_find(const struct cpa_strtab *t, const char *s, size_t len)
+{
+	struct cpa_htab_probe pr;
+	return blob_find(&t->b, s, len, 0, &pr);
+}
+
 const char *cpa_strtab_get(const struct cpa_strtab *t, uint32_t id,
 			   uint32_t *len)
 {
@@ -162,6 +175,13 @@ uint32_t cpa_stacktab_intern(struct cpa_stacktab *t, const uint32_t *frames,
 {
 	return blob_intern(&t->b, frames, (size_t)n * sizeof(uint32_t), false,
 			   1, is_new);
+}
+
+uint32_t cpa_stacktab_find(const struct cpa_stacktab *t,
+			   const uint32_t *frames, uint32_t n)
+{
+	struct cpa_htab_probe pr;
+	return blob_find(&t->b, frames, (size_t)n * sizeof(uint32_t), 1, &pr);
 }
 
 const uint32_t *cpa_stacktab_get(const struct cpa_stacktab *t, uint32_t id,

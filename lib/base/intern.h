@@ -20,6 +20,8 @@ void cpa_strtab_free(struct cpa_strtab *t);
 /* Id of s (len bytes); *is_new tells whether it was added now. */
 uint32_t cpa_strtab_intern(struct cpa_strtab *t, const char *s, size_t len,
 			   bool *is_new);
+/* Id of s (len bytes) if it is interned, else 0; adds nothing. */
+uint32_t cpa_strtab_find(const struct cpa_strtab *t, const char *s, size_t len);
 /* NUL-terminated string of id (1..count), NULL when out of range. */
 const char *cpa_strtab_get(const struct cpa_strtab *t, uint32_t id,
 			   uint32_t *len);
@@ -30,6 +32,8 @@ struct cpa_stacktab *cpa_stacktab_new(void);
 void cpa_stacktab_free(struct cpa_stacktab *t);
 uint32_t cpa_stacktab_intern(struct cpa_stacktab *t, const uint32_t *frames,
 			     uint32_t n, bool *is_new);
+uint32_t cpa_stacktab_find(const struct cpa_stacktab *t,
+			   const uint32_t *frames, uint32_t n);
 const uint32_t *cpa_stacktab_get(const struct cpa_stacktab *t, uint32_t id,
 				 uint32_t *n);
 uint32_t cpa_stacktab_count(const struct cpa_stacktab *t);

@@ -225,6 +225,11 @@ uint32_t cpa_segment_string(struct cpa_segment_writer *sw, const char *s,
 			    size_t len);
 uint32_t cpa_segment_stack(struct cpa_segment_writer *sw,
 			   const uint32_t *frames, uint32_t n);
+/* The same ids if the segment holds them already, else 0: adds nothing. */
+uint32_t cpa_segment_find_string(const struct cpa_segment_writer *sw,
+				 const char *s, size_t len);
+uint32_t cpa_segment_find_stack(const struct cpa_segment_writer *sw,
+				const uint32_t *frames, uint32_t n);
 uint32_t cpa_segment_labelset(struct cpa_segment_writer *sw,
 			      const struct cpa_store_labelset *ls);
 /*

@@ -218,6 +218,18 @@ uint32_t cpa_segment_stack(struct cpa_segment_writer *sw,
 	return cpa_stacktab_intern(sw->stacks, frames, n, &is_new);
 }
 
+uint32_t cpa_segment_find_string(const struct cpa_segment_writer *sw,
+				 const char *s, size_t len)
+{
+	return len ? cpa_strtab_find(sw->strings, s, len) : 0;
+}
+
+uint32_t cpa_segment_find_stack(const struct cpa_segment_writer *sw,
+				const uint32_t *frames, uint32_t n)
+{
+	return cpa_stacktab_find(sw->stacks, frames, n);
+}
+
 static uint64_t ls_hash(const struct cpa_store_labelset *ls)
 {
 	uint64_t words[6] = {
