@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +58,11 @@ _Static_assert((int)CAPTURE_KIND_PROBE == (int)CPA_KIND_PROBE &&
 static const struct capture_config *cfg;
 static struct capture_bpf *skel;
 static struct ring_buffer *rb;
+/* the ring's consumer and producer positions, mapped read-only beside
+ * libbpf's own mapping: their difference is the fill the reader finds */
+static void *ring_pos;
+static size_t ring_pos_len;
+static uint64_t *ring_peak;
 static struct bpf_link **links;
 static size_t n_links;
 static int ncpus;		/* possible CPUs */
@@ -368,10 +375,25 @@ static void read_drops(uint64_t now, bool at_stop)
 	}
 }
 
+/* What ring_buffer__poll does, with the fill the reader found on
+ * waking noted in between: the ring's peak level (selfstats.h). */
 static int bpf_wait(int timeout_ms)
 {
-	int rc = ring_buffer__poll(rb, timeout_ms);
+	struct epoll_event ev;
+	int rc = epoll_wait(ring_buffer__epoll_fd(rb), &ev, 1, timeout_ms);
 
+	if (rc < 0)
+		return -errno;
+	if (ring_pos) {
+		const volatile unsigned long *cons = ring_pos;
+		const volatile unsigned long *prod = (const volatile unsigned long *)
+			((const char *)ring_pos + ring_pos_len / 2);
+		uint64_t fill = (uint64_t)(*prod - *cons);
+
+		if (fill > *ring_peak)
+			*ring_peak = fill;
+	}
+	rc = ring_buffer__consume(rb);
 	return rc < 0 ? rc : 0;
 }
 
@@ -509,6 +531,9 @@ static void bpf_close(void)
 	n_links = 0;
 	ring_buffer__free(rb);
 	rb = NULL;
+	if (ring_pos)
+		munmap(ring_pos, ring_pos_len);
+	ring_pos = NULL;
 	capture_addons_close();
 	capture_bpf__destroy(skel);
 	skel = NULL;
@@ -631,6 +656,13 @@ int bpf_backend_open(const struct capture_config *config,
 			 strerror(errno));
 		goto fail;
 	}
+	ring_pos_len = 2 * (size_t)sysconf(_SC_PAGESIZE);
+	ring_pos = mmap(NULL, ring_pos_len, PROT_READ, MAP_SHARED,
+			bpf_map__fd(skel->maps.events), 0);
+	if (ring_pos == MAP_FAILED)
+		ring_pos = NULL;
+	ring_peak = cpa_peak("ringbuf_peak_bytes");
+	*cpa_gauge("ringbuf_size_bytes") = skel->rodata->ringbuf_bytes;
 	if (bpf_program__autoload(skel->progs.on_cpu) &&
 	    attach_sampling(cycles) < 0)
 		goto fail_reported;

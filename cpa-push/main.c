@@ -57,7 +57,7 @@ struct push {
 	uint64_t last_pos;	/* last position of the stream */
 	uint64_t retained_ns;	/* last retention run */
 	uint64_t *blocks, *rows, *stacks, *inserts, *bytes, *retries,
-		 *skipped, *lag;
+		 *skipped, *lag, *acked_end;
 	unsigned attempt;
 };
 
@@ -265,6 +265,9 @@ static void flush(struct push *p)
 	uint64_t now = cpa_now_ns();
 	*p->lag = newest_end && now > newest_end
 			  ? (now - newest_end) / 1000000000 : 0;
+	/* the lag as it grows while ClickHouse is away: now less this */
+	if (newest_end)
+		*p->acked_end = newest_end;
 }
 
 static void retain(struct push *p)
@@ -492,6 +495,7 @@ int main(int argc, char **argv)
 	p.retries = cpa_stat("retries");
 	p.skipped = cpa_stat("blocks_held_already");
 	p.lag = cpa_gauge("lag_s");
+	p.acked_end = cpa_gauge("acked_end_ns");
 	batch_init(&p.b, p.host);
 
 	ensure_schema(&p);

@@ -16,14 +16,13 @@
 #include "api.h"
 #include "capabilities.h"
 #include "errors.h"
-#include "gate.h"
 #include "jobs.h"
 #include "log.h"
+#include "metrics.h"
 #include "results.h"
 #include "spec.h"
 
 static struct api_config cfg;
-static unsigned long counts[6];	/* 1xx .. 5xx, and others */
 
 void api_configure(const struct api_config *c)
 {
@@ -33,14 +32,6 @@ void api_configure(const struct api_config *c)
 const struct api_config *api_config(void)
 {
 	return &cfg;
-}
-
-void api_count(int status)
-{
-	int k = status / 100;
-
-	__atomic_fetch_add(&counts[k >= 1 && k <= 5 ? k : 0], 1,
-			   __ATOMIC_RELAXED);
 }
 
 static void json_answer(struct answer *a, int status, json_object *body)
@@ -113,42 +104,6 @@ static void h_version(struct api_request *r, struct answer *a)
 		json_object_put(f);
 	}
 	json_answer(a, 200, api_data(o));
-}
-
-static void h_metrics(struct api_request *r, struct answer *a)
-{
-	static const char *const classes[6] = { "other", "1xx", "2xx", "3xx",
-						"4xx", "5xx" };
-	struct gate_stats g;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	(void)r;
-	gate_get_stats(&g);
-	fprintf(f, "# HELP cpa_serve_jobs_active Jobs pending, running or "
-		"stopping.\n# TYPE cpa_serve_jobs_active gauge\n"
-		"cpa_serve_jobs_active %u\n", jobs_active());
-	fprintf(f, "# HELP cpa_serve_requests_total Requests answered, by "
-		"status class.\n# TYPE cpa_serve_requests_total counter\n");
-	for (int i = 0; i < 6; i++)
-		fprintf(f, "cpa_serve_requests_total{class=\"%s\"} %lu\n",
-			classes[i], __atomic_load_n(&counts[i],
-						    __ATOMIC_RELAXED));
-	fprintf(f, "# HELP cpa_serve_connections_total Connections by what "
-		"became of them at the gate.\n"
-		"# TYPE cpa_serve_connections_total counter\n"
-		"cpa_serve_connections_total{result=\"accepted\"} %lu\n"
-		"cpa_serve_connections_total{result=\"handed_over\"} %lu\n"
-		"cpa_serve_connections_total{result=\"timed_out\"} %lu\n"
-		"cpa_serve_connections_total{result=\"evicted\"} %lu\n"
-		"cpa_serve_connections_total{result=\"refused\"} %lu\n",
-		g.accepted, g.handed_over, g.timed_out, g.evicted, g.refused);
-	fclose(f);
-	a->kind = ANSWER_TEXT;
-	a->status = 200;
-	a->text = text;
-	a->content_type = "text/plain; version=0.0.4; charset=utf-8";
 }
 
 static void h_openapi(struct api_request *r, struct answer *a);
@@ -300,7 +255,7 @@ static const struct route routes[] = {
 	{ "GET", "/healthz", AUTH_PUBLIC, BODY_NONE, h_empty },
 	{ "GET", "/readyz", AUTH_PUBLIC, BODY_NONE, h_empty },
 	{ "GET", "/version", AUTH_PUBLIC, BODY_NONE, h_version },
-	{ "GET", "/metrics", AUTH_PUBLIC, BODY_NONE, h_metrics },
+	{ "GET", "/metrics", AUTH_PUBLIC, BODY_NONE, metrics_answer },
 	{ "GET", "/openapi.json", AUTH_PUBLIC, BODY_NONE, h_openapi },
 	{ "GET", "/v1/profiling/capabilities", AUTH_USER, BODY_NONE,
 	  h_capabilities },

@@ -86,7 +86,4 @@ struct api_config {
 void api_configure(const struct api_config *c);
 const struct api_config *api_config(void);
 
-/* Request counts by status, for /metrics. */
-void api_count(int status);
-
 #endif

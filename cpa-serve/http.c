@@ -33,6 +33,7 @@
 #include "http.h"
 #include "jobs.h"
 #include "log.h"
+#include "metrics.h"
 #include "offload.h"
 
 /* Most of a refused body read before the connection is dropped. */
@@ -88,7 +89,7 @@ static enum MHD_Result send_response(struct MHD_Connection *c, int code,
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	if (close)
 		MHD_add_response_header(r, "Connection", "close");
-	api_count(code);
+	metrics_count(code);
 	ret = MHD_queue_response(c, (unsigned)code, r);
 	MHD_destroy_response(r);
 	return ret;

@@ -24,6 +24,7 @@ cpa_serve_libserve_a_SOURCES = \
 	cpa-serve/quotas.c cpa-serve/quotas.h \
 	cpa-serve/results.c cpa-serve/results.h \
 	cpa-serve/history.c cpa-serve/history.h \
+	cpa-serve/metrics.c cpa-serve/metrics.h \
 	cpa-serve/capabilities.c cpa-serve/capabilities.h \
 	cpa-serve/launcher.c cpa-serve/launcher.h \
 	cpa-serve/privs.c cpa-serve/privs.h \

@@ -109,7 +109,8 @@ static bool flush(struct store *st, struct input *in, struct windows *ws,
 struct counters {
 	uint64_t *samples, *samples_in, *lost, *windows, *blocks, *bytes,
 		*segments, *deleted, *errors, *dropped, *over_stacks,
-		*over_bytes, *deleted_early, *proc_window_max, *names_cleaned;
+		*over_bytes, *deleted_early, *proc_window_max, *names_cleaned,
+		*store_bytes;
 };
 
 static void counters_init(struct counters *c)
@@ -131,6 +132,8 @@ static void counters_init(struct counters *c)
 	c->deleted_early = cpa_stat("segments_deleted_early");
 	c->proc_window_max = cpa_gauge("process_window_bytes_max");
 	c->names_cleaned = cpa_stat("names_cleaned");
+	/* the directory's size, as retention by --max-size counts it */
+	c->store_bytes = cpa_gauge("store_bytes");
 }
 
 static void counters_update(struct counters *c, const struct input *in,
@@ -151,6 +154,7 @@ static void counters_update(struct counters *c, const struct input *in,
 	*c->deleted_early = st->segments_deleted_early;
 	*c->proc_window_max = st->proc_window_max;
 	*c->names_cleaned = input_names_cleaned(in);
+	*c->store_bytes = store_bytes(st);
 }
 
 /*

@@ -6,7 +6,8 @@ cpa_supervise_libsupervise_a_SOURCES = \
 	cpa-supervise/supervise.c cpa-supervise/supervise.h \
 	cpa-supervise/watchdog.c cpa-supervise/watchdog.h \
 	cpa-supervise/statsfile.c cpa-supervise/statsfile.h \
-	cpa-supervise/status.c cpa-supervise/status.h
+	cpa-supervise/status.c cpa-supervise/status.h \
+	cpa-supervise/metrics.c cpa-supervise/metrics.h
 SUPERVISE_LIBS = cpa-supervise/libsupervise.a $(LIBCPA_BASE)
 bin_PROGRAMS += cpa-supervise/cpa-supervise
 cpa_supervise_cpa_supervise_SOURCES = cpa-supervise/main.c
@@ -17,6 +18,11 @@ dist_man1_MANS += docs/man/cpa-supervise.1
 # option checks, --duration and the watchdog; one-shot profiles (Ctrl-C,
 # whole files) and the config file against the command line.
 TESTS += tests/bats/supervise.bats tests/bats/oneshot.bats tests/bats/config.bats
+
+# cpa monitor's metrics textfile and cpa-serve's /metrics, scraped by a
+# prometheus of the suite's own (through node_exporter's textfile
+# collector for the monitor), with a push stage into its own ClickHouse.
+TESTS += tests/bats/metrics.bats
 
 # Fuzz target: the statistics files a stage of another user writes and
 # the supervisor reads as root (tests/fuzz/supervise_stats_fuzz.c).

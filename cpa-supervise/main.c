@@ -32,12 +32,13 @@
 enum {
 	OPT_ONCE = 0x100, OPT_DURATION, OPT_STATS_INTERVAL, OPT_WATCHDOG,
 	OPT_RUN_DIR, OPT_USER, OPT_OUTPUT, OPT_REPORT_FD, OPT_NO_CHECK,
-	OPT_STAGES, OPT_STATUS, OPT_GRACE,
+	OPT_STAGES, OPT_STATUS, OPT_GRACE, OPT_METRICS_FILE,
 };
 
 struct cli {
 	struct run_opts run;
 	const char *stages;	/* --stages[=FORMAT] */
+	bool metrics_file_given;
 	bool status;
 };
 
@@ -72,6 +73,10 @@ static const struct argp_option options[] = {
 	  "The service user, for stages the table runs as it (default: "
 	  "$CPA_STORE_USER, else cpa; root without capabilities when it "
 	  "does not exist)", 2 },
+	{ "metrics-file", OPT_METRICS_FILE, "FILE", 0,
+	  "Keep the run's metrics in FILE, in Prometheus's text format, "
+	  "rewritten every interval, for node_exporter's textfile "
+	  "collector (default: DIR/metrics.prom of --run-dir; '' none)", 2 },
 	{ "report-fd", OPT_REPORT_FD, "FD", 0,
 	  "At the end, write each stage's name and wait status to FD", 2 },
 	{ 0, 0, 0, 0, "Other modes:", 3 },
@@ -158,6 +163,10 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		if (fcntl(c->run.report_fd, F_SETFD, FD_CLOEXEC) < 0)
 			cpa_die_usage("invalid --report-fd '%s': %s", arg,
 				      strerror(errno));
+		break;
+	case OPT_METRICS_FILE:
+		c->run.metrics_file = arg;
+		c->metrics_file_given = true;
 		break;
 	case OPT_NO_CHECK:
 		c->run.check = false;
@@ -352,6 +361,14 @@ int main(int argc, char **argv)
 	}
 	if (c.status)
 		return status_print(c.run.run_dir);
+	if (!c.metrics_file_given) {
+		static char path[4200];
+
+		snprintf(path, sizeof(path), "%s/metrics.prom", c.run.run_dir);
+		c.run.metrics_file = path;
+	} else if (!c.run.metrics_file[0]) {
+		c.run.metrics_file = NULL;
+	}
 	if (first == argc)
 		cpa_die_usage("no stages to run (--stage=NAME; cpa-supervise "
 			      "--stages lists them)");

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STATS_MAX_KEYS 128
+#define STATS_MAX_KEYS 192
 #define STATS_MAX_BYTES 65536
 
 struct stats_kv {

@@ -45,7 +45,10 @@ static void stage_row(const char *name, const char *path, double *total)
 			"cpu_pct", "rss_kb",
 		};
 		char rate_key[80];
-		bool skip = ends_with(kv[i].key, "_per_s");
+		/* rates follow their counter; histograms are for
+		 * the metrics file */
+		bool skip = ends_with(kv[i].key, "_per_s") ||
+			    ends_with(kv[i].key, "_log2");
 
 		for (size_t k = 0; k < sizeof(own) / sizeof(own[0]); k++)
 			skip |= !strcmp(kv[i].key, own[k]);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "metrics.h"
 #include "outfile.h"
 #include "supervise.h"
 #include "clock.h"
@@ -589,6 +590,25 @@ static void watch_chain(struct chain *ch)
 	stop_chain(ch, true, STOP_GRACE_NS);
 }
 
+/* ---- metrics ----------------------------------------------------------- */
+
+static void write_metrics(void)
+{
+	static bool told;
+
+	if (opts->once || !opts->metrics_file)
+		return;
+	if (metrics_write(opts->metrics_file, chains, n_chains, restarts,
+			  hung) < 0) {
+		if (!told)
+			say("warning: %s: cannot write: %s", opts->metrics_file,
+			    strerror(errno));
+		told = true;
+	} else {
+		told = false;
+	}
+}
+
 /* ---- the loop ----------------------------------------------------------- */
 
 static int signal_fd(void)
@@ -769,6 +789,7 @@ int supervise(struct chain *ch, size_t n, const struct run_opts *o)
 			if (o->watchdog && !stopping_all)
 				for (size_t c = 0; c < n; c++)
 					watch_chain(&ch[c]);
+			write_metrics();
 			tick = now + o->stats_ns;
 		}
 	}
@@ -782,6 +803,9 @@ int supervise(struct chain *ch, size_t n, const struct run_opts *o)
 		run_file("stages", stages_path, sizeof(stages_path));
 		unlink(pidfile);
 		unlink(stages_path);
+		/* its series end with the run */
+		if (o->metrics_file)
+			unlink(o->metrics_file);
 	}
 	return run_status;
 }

@@ -30,6 +30,8 @@ struct run_opts {
 	const char *run_dir;
 	const char *user;	/* the service user's name */
 	const char *output;	/* the last stage's stdout, written whole */
+	const char *metrics_file;	/* resident runs: the Prometheus
+					 * textfile (metrics.h); NULL: none */
 	int report_fd;		/* each stage's wait status at the end; -1 */
 };
 

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "dbgfetch.h"
 #include "safeopen.h"
@@ -158,7 +159,8 @@ static struct {
 	uint64_t *samples, *chose[CHOICE_COUNT], *walk_end[WALK_END_COUNT];
 	uint64_t *frames, *truncated, *unresolved_user, *unresolved_kernel;
 	uint64_t *jit, *inlined, *lost, *procs, *objects, *bytes, *loads;
-	uint64_t *evictions, *unloads, *fails, *lat_p50, *lat_p99, *unwind_ns;
+	uint64_t *evictions, *unloads, *fails, *lat_p50, *lat_p99, *unwind_ns,
+		*lat_hist;
 	uint64_t *dict_bytes, *dict_resets, *dropped, *files_refused;
 	uint64_t *load_waits, *reloads;
 	uint64_t *over_budget, *cfi_refused, *cg_walks, *cg_known;
@@ -213,6 +215,8 @@ void stats_publish_init(void)
 	ctr.inline_refused = cpa_stat("inline_over_budget");
 	ctr.lat_p50 = cpa_gauge("unwind_latency_p50_ns");
 	ctr.lat_p99 = cpa_gauge("unwind_latency_p99_ns");
+	/* the whole distribution, for cpa monitor's Prometheus histogram */
+	ctr.lat_hist = cpa_histogram("unwind_latency_ns_log2", LAT_BUCKETS);
 	ctr.unwind_ns = cpa_stat("unwind_ns");
 	ctr.dict_bytes = cpa_gauge("dictionary_bytes");
 	ctr.dict_resets = cpa_stat("dictionary_resets");
@@ -291,6 +295,7 @@ void stats_publish(struct unwinder *u)
 	*ctr.dbg_failures = ds.failures;
 	*ctr.lat_p50 = quantile(st, 0.5);
 	*ctr.lat_p99 = quantile(st, 0.99);
+	memcpy(ctr.lat_hist, st->lat, sizeof(st->lat));
 	*ctr.unwind_ns = st->lat_total_ns;
 	uint64_t ns, nsb, nk, nkb;
 	output_dict_size(u->out, &ns, &nsb, &nk, &nkb);

@@ -10,7 +10,7 @@
 #   runtime    jvmattach, jvmagent, pyoffsets     (uses base)
 #   base       log, buf, hash, htab, intern, name, clock, io, time,
 #              procfs, safeopen, cpuset, options, selfstats, child,
-#              regbound, outfile (libc only)
+#              regbound, outfile, promtext (libc only)
 #
 # A tool links the layers it needs, highest first: $(LIBCPA_FORMAT) and the
 # others below name an archive with every layer it needs after it. New
@@ -47,7 +47,8 @@ lib_base_libcpa_base_a_SOURCES = \
 	lib/base/selfstats.c lib/base/selfstats.h \
 	lib/base/child.c lib/base/child.h \
 	lib/base/regbound.c lib/base/regbound.h \
-	lib/base/outfile.c lib/base/outfile.h
+	lib/base/outfile.c lib/base/outfile.h \
+	lib/base/promtext.c lib/base/promtext.h
 
 noinst_LIBRARIES += lib/format/libcpa-format.a
 lib_format_libcpa_format_a_CPPFLAGS = $(LIB_CPPFLAGS) \

@@ -21,9 +21,17 @@
 static struct {
 	char name[48];
 	uint64_t value, last;
-	bool gauge;
+	bool gauge, peak;
 } stats[MAX_STATS];
 static unsigned nstats;
+#define MAX_HISTS 4
+static struct {
+	char name[48];
+	uint64_t v[CPA_HIST_MAX];
+	unsigned n;
+} hists[MAX_HISTS];
+static unsigned nhists;
+static uint64_t spare_hist[CPA_HIST_MAX];
 static uint64_t spare;		/* sink when the table is full */
 static volatile sig_atomic_t report_due;
 static char *stats_file;
@@ -88,6 +96,12 @@ static uint64_t rss_kb(void)
 	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
 }
 
+void cpa_self_usage(double *cpu_s, uint64_t *rss_bytes)
+{
+	*cpu_s = (double)cpu_us() / 1e6;
+	*rss_bytes = rss_kb() * 1024;
+}
+
 void cpa_selfstats_init(const char *file, uint64_t interval_ns)
 {
 	struct sigaction sa;
@@ -132,6 +146,28 @@ uint64_t *cpa_stat(const char *name)
 uint64_t *cpa_gauge(const char *name)
 {
 	return slot(name, true);
+}
+
+uint64_t *cpa_peak(const char *name)
+{
+	uint64_t *v = slot(name, true);
+
+	for (unsigned i = 0; i < nstats; i++)
+		if (&stats[i].value == v)
+			stats[i].peak = true;
+	return v;
+}
+
+uint64_t *cpa_histogram(const char *name, unsigned n)
+{
+	for (unsigned i = 0; i < nhists; i++)
+		if (!strcmp(hists[i].name, name))
+			return hists[i].v;
+	if (nhists == MAX_HISTS)
+		return spare_hist;
+	snprintf(hists[nhists].name, sizeof(hists[nhists].name), "%s", name);
+	hists[nhists].n = n < CPA_HIST_MAX ? n : CPA_HIST_MAX;
+	return hists[nhists++].v;
 }
 
 /* Per-second rate of a counter since the last report. */
@@ -192,14 +228,24 @@ void cpa_selfstats_report(void)
 					fprintf(f, "%s_per_s=%.2f\n",
 						stats[i].name, rate(i, dt));
 			}
+			for (unsigned i = 0; i < nhists; i++) {
+				fprintf(f, "%s=", hists[i].name);
+				for (unsigned b = 0; b < hists[i].n; b++)
+					fprintf(f, "%s%" PRIu64, b ? "," : "",
+						hists[i].v[b]);
+				fputc('\n', f);
+			}
 			if (fclose(f) == 0)
 				rename(tmp, stats_file);
 			else
 				unlink(tmp);
 		}
 	}
-	for (unsigned i = 0; i < nstats; i++)
+	for (unsigned i = 0; i < nstats; i++) {
 		stats[i].last = stats[i].value;
+		if (stats[i].peak)
+			stats[i].value = 0;
+	}
 	last_ns = now;
 	last_cpu_us = cpu;
 }
@@ -212,4 +258,5 @@ void cpa_selfstats_fini(void)
 	free(stats_file);
 	stats_file = NULL;
 	nstats = 0;
+	nhists = 0;
 }

@@ -32,6 +32,20 @@ uint64_t *cpa_stat(const char *name);
 /* A gauge slot: a level (bytes cached, processes known, a percentile),
  * reported as is, without a rate. */
 uint64_t *cpa_gauge(const char *name);
+/* A high-water gauge: the largest level since the last report (the
+ * caller raises it), reported as a gauge and set to 0 after each report,
+ * so a level that a reader drains between reports still shows. */
+uint64_t *cpa_peak(const char *name);
+/* A histogram of n log2 buckets (at most CPA_HIST_MAX): slot b counts
+ * the values v with 2^b <= v < 2^(b+1), slot 0 also 0; the caller keeps
+ * them, counts since start. It goes into FILE as one line,
+ * "name=c0,c1,...", and not on the stderr line (which the quantiles the
+ * tool reports as gauges summarize). */
+#define CPA_HIST_MAX 64
+uint64_t *cpa_histogram(const char *name, unsigned n);
+/* The process's CPU time (user and system) in seconds and its resident
+ * memory in bytes, as every report gives them. */
+void cpa_self_usage(double *cpu_s, uint64_t *rss_bytes);
 /* Reports if SIGUSR1 arrived or the interval passed; one flag test
  * otherwise. Call from the main loop. */
 void cpa_selfstats_poll(void);

@@ -5,6 +5,7 @@
  * maps iterator; CPython's offsets. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #include "name.h"
 #include "owner.h"
 #include "procfs.h"
+#include "promtext.h"
 #include "pyoffsets.h"
 #include "timeparse.h"
 #include "unit.h"
@@ -961,6 +963,42 @@ static void test_write_full(void)
 	free(got);
 }
 
+/* The exposition writer: escaped label values, a value too long for
+ * the set left out whole, cumulative buckets ending in +Inf. */
+static void test_promtext(void)
+{
+	struct cpa_promlabels l;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	static const double le[] = { 0.001, 0.01 };
+	static const uint64_t counts[] = { 2, 3 };
+	char big[600];
+
+	cpa_prom_family(f, "cpa_x_total", "counter", "Help with a \\ and\na newline.");
+	cpa_prom_labels_init(&l);
+	cpa_prom_label(&l, "comm", "a\"b\\c\nd");
+	cpa_prom_u64(f, "cpa_x_total", &l, 7);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	cpa_prom_label(&l, "big", big);
+	CHECK(l.cut);
+	CHECK(!strstr(l.s, "big="));
+	cpa_prom_family(f, "cpa_h_seconds", "histogram", "A histogram.");
+	cpa_prom_histogram(f, "cpa_h_seconds", NULL, le, counts, 2, 0.5, 9);
+	cpa_prom_double(f, "cpa_d", NULL, HUGE_VAL);
+	fclose(f);
+	CHECK(strstr(text, "# HELP cpa_x_total Help with a \\\\ and\\na newline.\n"
+			   "# TYPE cpa_x_total counter\n") != NULL);
+	CHECK(strstr(text, "cpa_x_total{comm=\"a\\\"b\\\\c\\nd\"} 7\n") != NULL);
+	CHECK(strstr(text, "cpa_h_seconds_bucket{le=\"0.001\"} 2\n"
+			   "cpa_h_seconds_bucket{le=\"0.01\"} 5\n"
+			   "cpa_h_seconds_bucket{le=\"+Inf\"} 9\n"
+			   "cpa_h_seconds_sum 0.5\ncpa_h_seconds_count 9\n") != NULL);
+	CHECK(strstr(text, "cpa_d +Inf\n") != NULL);
+	free(text);
+}
+
 int main(void)
 {
 	test_maps();
@@ -984,5 +1022,6 @@ int main(void)
 	test_py_offsets();
 	test_stack_hash();
 	test_clickhouse();
+	test_promtext();
 	return unit_done("lib_test");
 }
