@@ -2,9 +2,12 @@
 # Both report through the TAP driver so each check counts on its own: a C
 # test program (TESTS without an extension) prints TAP (tests/unit/unit.h).
 TEST_EXTENSIONS = .bats
+# Each program runs under tests/timed, which ends its log with the seconds
+# and CPU seconds it took: bench/test-times prints them, heaviest first.
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/timed
 BATS_LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
-BATS_LOG_COMPILER = $(BATS)
+BATS_LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/timed $(BATS)
 AM_BATS_LOG_FLAGS = --tap
 AM_TESTS_ENVIRONMENT = \
 	CPA_SRCDIR='$(abs_top_srcdir)' CPA_BUILDDIR='$(abs_top_builddir)' \
@@ -67,6 +70,7 @@ tests_tools_mkstream_SOURCES = tests/tools/mkstream.c
 tests_tools_mkstream_LDADD = $(UNIT_LDADD)
 
 dist_check_DATA += tests/bats/helper.bash tests/bats/monitor_helper.bash
+EXTRA_DIST += tests/timed bench/test-times
 
 # The bats lint: rejects shapes of test code that can never fail a test
 # (tests/lint-bats says which); its test runs it on bad examples and on
