@@ -172,6 +172,7 @@ static int on_event(void *ctx, void *data, size_t size)
  * those modes get room for a burst: 64 MiB holds 2500 probe hits with
  * 16 KiB snapshots (a record has room for 16 KiB, rounded up to a power
  * of two, and the copy's slack: the program writes it in place).
+ * --max-queue N sizes it for N samples instead, --ringbuf-size in bytes.
  */
 static uint32_t ringbuf_size(void)
 {
@@ -186,6 +187,15 @@ static uint32_t ringbuf_size(void)
 
 	if (cfg->ringbuf_size)
 		return (uint32_t)cfg->ringbuf_size;
+	/* CPA's --max_queue_size: room for so many full samples, the rest
+	 * dropped and counted (lost, ringbuf) while unwinding lags */
+	if (cfg->max_queue) {
+		want = per_sample * cfg->max_queue;
+		size = 1u << 16;
+		while (size < want && size < (1u << 30))
+			size <<= 1;
+		return (uint32_t)size;
+	}
 
 	if (cfg->n_probes && want < (64u << 20))
 		want = 64u << 20;

@@ -76,6 +76,7 @@ struct capture_config {
 	bool force_user_stacks;
 	const char *btf_path;		/* --btf: the kernel's BTF from a file */
 	uint64_t ringbuf_size;		/* BPF ring buffer bytes, 0: automatic */
+	uint64_t max_queue;		/* --max-queue: samples it holds, 0 */
 
 	uint64_t *pids;
 	size_t n_pids;

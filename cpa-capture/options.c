@@ -35,6 +35,7 @@ enum {
 	OPT_BTF,
 	OPT_INCLUDE_IDLE,
 	OPT_RINGBUF_SIZE,
+	OPT_MAX_QUEUE,
 	OPT_MEM,
 	OPT_MEM_PROBABILITY,
 	OPT_MEM_STACK_SIZE,
@@ -84,6 +85,10 @@ static const struct argp_option opts[] = {
 	{ "btf", OPT_BTF, "FILE", 0,
 	  "the kernel's BTF from FILE (pahole --btf_encode_detached), where "
 	  "/sys/kernel/btf/vmlinux is missing", 1 },
+	{ "max-queue", OPT_MAX_QUEUE, "N", 0,
+	  "size the ring buffer for N samples at --stack-size (a power of "
+	  "two, 64K to 1G); past them samples are dropped and counted as "
+	  "lost (CPA's --max_queue_size)", 1 },
 	{ "force-user-stacks", OPT_FORCE_USER_STACKS, NULL, 0,
 	  "copy user stacks in BPF even on kernels 5.19..6.3 (see "
 	  "docs/capture.md)", 1 },
@@ -262,6 +267,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_FORCE_USER_STACKS:
 		cfg->force_user_stacks = true;
 		break;
+	case OPT_MAX_QUEUE:
+		cfg->max_queue = cpa_opt_uint("--max-queue", arg, 1, 1u << 24);
+		break;
 	case OPT_BTF:
 		if (!*arg)
 			cpa_die_usage("invalid --btf '': expected a file");
@@ -438,6 +446,10 @@ void capture_parse_options(int argc, char **argv, struct capture_config *cfg)
 	argp_parse(&argp, argc, argv, 0, NULL, cfg);
 
 	bool java = cfg->n_java_alloc || cfg->n_java_live;
+
+	if (cfg->max_queue && cfg->ringbuf_size)
+		cpa_die_usage("--max-queue and --ringbuf-size both size the ring "
+			      "buffer: give one");
 
 	if (cfg->no_oncpu && !cfg->offcpu && !cfg->n_probes &&
 	    !cfg->mem_modes && !java)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "log.h"
 #include "options.h"
 #include "outfile.h"
@@ -55,6 +56,60 @@ static void add_held(const struct query_opts *o, const struct store_set *ss,
 		return;
 	if (st->nets || (o->filter.kinds & nets))
 		scan_held(ss, from, column, &o->filter, k);
+}
+
+/* --windows N (CPA's --output_num): the starts of the windows of the
+ * range that hold samples passing the filters. */
+struct starts_sink {
+	struct sink k;
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static void starts_begin(struct sink *k, const struct cpa_segment_info *si,
+			 const struct cpa_store_dict *d)
+{
+	(void)k, (void)si, (void)d;
+}
+
+static void starts_window(struct sink *k, unsigned column, uint64_t start_ns,
+			  const struct cpa_store_entry *e, uint32_t n)
+{
+	struct starts_sink *s = (struct starts_sink *)k;
+	(void)column, (void)e, (void)n;
+	CPA_GROW(s->v, s->cap, s->n + 1);
+	s->v[s->n++] = start_ns;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The end of the range holding the first n windows from o->from on: just
+ * past the nth distinct start, so that no later window is read. */
+static uint64_t end_of_windows(const struct query_opts *o,
+			       const struct store_set *ss, uint64_t n)
+{
+	struct starts_sink s = {.k = {.begin = starts_begin,
+				      .end = starts_begin,
+				      .window = starts_window}};
+	struct scan_stats st = {0};
+	scan_range(ss, o->from, o->to, 0, &o->filter, &s.k, &st);
+	if (s.n)
+		qsort(s.v, s.n, sizeof(*s.v), u64_cmp);
+	uint64_t end = o->to, seen = 0;
+	for (size_t i = 0; i < s.n; i++) {
+		if (i && s.v[i] == s.v[i - 1])
+			continue;
+		if (++seen == n) {
+			end = s.v[i] + 1;
+			break;
+		}
+	}
+	free(s.v);
+	return end;
 }
 
 /* Where the windows come from: the host's stores, or the fleet. */
@@ -110,6 +165,8 @@ int main(int argc, char **argv)
 		src.fleet = &fleet;
 	} else {
 		stores_open(&src.ss, o.dirs, o.n_dirs);
+		if (o.windows)
+			o.to = end_of_windows(&o, &src.ss, o.windows);
 	}
 	struct store_set *ss = &src.ss;
 

@@ -15,7 +15,7 @@ enum {
 	OPT_GREP, OPT_EXCLUDE, OPT_LABELS, OPT_FORMAT, OPT_SPLIT,
 	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO, OPT_GROWTH, OPT_STACKS,
 	OPT_PRUNE, OPT_CALLEE, OPT_FOLLOW, OPT_CURSOR, OPT_POLL,
-	OPT_CLICKHOUSE, OPT_DATABASE, OPT_HOST, OPT_ONCE,
+	OPT_CLICKHOUSE, OPT_DATABASE, OPT_HOST, OPT_WINDOWS, OPT_ONCE,
 };
 
 static const char doc[] =
@@ -43,6 +43,8 @@ static const struct argp_option options[] = {
 	 "newest)", 1},
 	{"last", OPT_LAST, "DURATION", 0, "The range is the last DURATION "
 	 "up to now", 1},
+	{"windows", OPT_WINDOWS, "N", 0, "The range ends with the Nth window "
+	 "holding samples from --from on (CPA's --output_num)", 1},
 	{"list", OPT_LIST, NULL, 0, "List segments, the available range and "
 	 "its gaps", 1},
 	{"follow", OPT_FOLLOW, NULL, 0, "Write the stream of every block the "
@@ -255,6 +257,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SPLIT:
 		o->split_dir = arg;
 		break;
+	case OPT_WINDOWS:
+		o->windows = cpa_opt_uint("--windows", arg, 1, UINT32_MAX);
+		break;
 	case OPT_SPLIT_EVERY:
 		o->split_ns = cpa_opt_duration_ns("--split-every", arg);
 		if (!o->split_ns)
@@ -338,6 +343,11 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 		o->to = cpa_opt_time_ns("--to", ps.to, now);
 	if (o->from >= o->to)
 		cpa_die_usage("empty range: --from is not before --to");
+	if (o->windows && (ps.to || ps.last || o->clickhouse || o->follow ||
+			   o->diff_from || ps.diff_from))
+		cpa_die_usage("--windows N ends the range at the Nth window: it "
+			      "takes no --to, --last, --diff-from, --follow or "
+			      "--clickhouse");
 	if (!!ps.diff_from != !!ps.diff_to)
 		cpa_die_usage("--diff-from and --diff-to go together");
 	if (ps.diff_from) {

@@ -15,6 +15,8 @@ struct query_opts {
 	const char **dirs;
 	size_t n_dirs;
 	uint64_t from, to;		/* [from, to) in UTC ns */
+	uint64_t windows;		/* --windows N: to is the Nth window's
+					 * end (CPA's --output_num), 0 */
 	bool diff;
 	uint64_t diff_from, diff_to;
 	bool list;

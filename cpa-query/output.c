@@ -59,6 +59,8 @@ static uint32_t representative(struct fold_sink *s, uint32_t lsid)
 		case CPA_LABEL_CGROUP: key[i + 1] = ls->container; break;
 		case CPA_LABEL_ENV: key[i + 1] = ls->env; break;
 		case CPA_LABEL_CPU: key[i + 1] = ls->cpu; break;
+		/* made of most of the others: the label set itself */
+		case CPA_LABEL_CPA: key[i + 1] = lsid; break;
 		}
 	}
 	if (s->pprof) {	/* every label pprof carries, whichever are shown */
@@ -675,7 +677,12 @@ void stream_sink_aggregate(struct stream_sink *s, uint64_t origin,
 	s->side = side;
 	s->keep = 0;
 	for (unsigned i = 0; i < labels->n; i++)
-		s->keep |= 1u << labels->order[i];
+		s->keep |= labels->order[i] == CPA_LABEL_CPA
+				   /* CPA's metadata string is made of them */
+				   ? 1u << CPA_LABEL_COMM | 1u << CPA_LABEL_THREAD |
+				     1u << CPA_LABEL_PID | 1u << CPA_LABEL_CPU |
+				     1u << CPA_LABEL_ENV | 1u << CPA_LABEL_CGROUP
+				   : 1u << labels->order[i];
 	qmap_init(&s->agg);
 	s->out_ls = cpa_stacktab_new();
 }

@@ -163,6 +163,39 @@ const char *frame_raw_name(struct unwinder *u, struct proc *p, uint64_t ip,
 	return i >= 0 ? symtab_name(&o->syms, i) : NULL;
 }
 
+/*
+ * CPA's --disable_sym (--no-symbols): every file-backed frame is its
+ * module and offset, no symbol or perf map read; --include_full_path
+ * (--full-paths): the module by the path the process maps it from.
+ */
+static uint32_t frame_raw(struct unwinder *u, struct proc *p,
+			  struct mapping *m, uint64_t pc)
+{
+	if (m->kind == MAPPING_ANON)
+		return anon_frame(u, p, m, pc);
+	if (m->kind == MAPPING_OTHER)
+		return output_string(u->out, m->path, strlen(m->path));
+	uint64_t off = pc - m->start + m->pgoff, vaddr;
+	struct elf_obj *o = proc_mapping_obj(u->procs, p, m);
+	if (o && elfobj_vaddr(o, off, &vaddr))
+		off = vaddr;
+	return module_offset(u, u->opts.full_paths ? m->path : m->base, off);
+}
+
+/* --full-paths: a symbol's frame with its object's path, as CPA writes
+ * it, "name [PATH]" (not cached per object: the path is the process's) */
+static uint32_t frame_with_path(struct unwinder *u, const char *name,
+				const struct mapping *m)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof(buf), "%s [%s]", name, m->path);
+	if (n < 0)
+		return u->id_unknown;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	return output_string(u->out, buf, (size_t)n);
+}
+
 uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
 		    bool exact, const char **raw, struct frame_at *at)
 {
@@ -177,10 +210,14 @@ uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
 		at->obj = NULL;
 	struct mapping *m = p ? mapping_of(u, p, pc) : NULL;
 	if (!m) {
-		if (p && (id = jit_frame(u, p, pc, raw)))
+		if (p && !u->opts.no_symbols && (id = jit_frame(u, p, pc, raw)))
 			return id;
 		u->st.unresolved_user++;
 		return u->id_unknown;
+	}
+	if (u->opts.no_symbols) {
+		u->st.unresolved_user++;
+		return frame_raw(u, p, m, pc);
 	}
 	long i = obj_symbol(u, p, m, pc, &o, &vaddr, &have_vaddr);
 	if (i >= 0) {
@@ -197,6 +234,8 @@ uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
 						     &u->opts.names);
 			elfcache_charge(u->cache, o, strlen(o->display[i]) + 1);
 		}
+		if (u->opts.full_paths)
+			return frame_with_path(u, o->display[i], m);
 		id = output_string(u->out, o->display[i],
 				   strlen(o->display[i]));
 		o->out_ids[i] = id;
@@ -215,7 +254,7 @@ uint32_t frame_user(struct unwinder *u, struct proc *p, uint64_t ip,
 		return output_string(u->out, m->path, strlen(m->path));
 	}
 	u->st.unresolved_user++;
-	return module_offset(u, m->base,
+	return module_offset(u, u->opts.full_paths ? m->path : m->base,
 			  have_vaddr ? vaddr : pc - m->start + m->pgoff);
 }
 

@@ -32,7 +32,7 @@
 enum {
 	OPT_NO_DEMANGLE = 0x100,
 	OPT_GO_SHORT,
-	OPT_ENV,
+	OPT_ENV, OPT_ENV_VALUES, OPT_NO_SYMBOLS, OPT_FULL_PATHS, OPT_BENCH,
 	OPT_MAX_CACHE,
 	OPT_MAX_OBJECT,
 	OPT_LOAD_WAIT,
@@ -61,6 +61,7 @@ struct args {
 	bool no_debuginfod;
 	const char *debuginfod_cache;
 	int java_attach;	/* -1 unset, else --[no-]java-attach */
+	bool bench;		/* --bench */
 };
 
 static const char doc[] =
@@ -107,6 +108,20 @@ static const struct argp_option options[] = {
 	{ "env", OPT_ENV, "KEY[,KEY...]", 0,
 	  "Label each sample with the first of these environment variables "
 	  "its process has", 0 },
+	{ "env-values", OPT_ENV_VALUES, "VALUE[,VALUE...]", 0,
+	  "With --env, unwind user stacks only of processes whose env label "
+	  "is one of these; the others keep their kernel frames (CPA's "
+	  "--parse_env_values)", 0 },
+	{ "no-symbols", OPT_NO_SYMBOLS, NULL, 0,
+	  "Name no user frame by symbol or perf map: module+0xOFFSET, raw "
+	  "(CPA's --disable_sym); kernel frames keep their names", 0 },
+	{ "full-paths", OPT_FULL_PATHS, NULL, 0,
+	  "Name frames with their object's path as the process maps it: "
+	  "'name [PATH]', PATH+0xOFFSET (CPA's --include_full_path)", 0 },
+	{ "bench", OPT_BENCH, NULL, 0,
+	  "Every --stats-interval (default 1s), a line of the DWARF-unwound "
+	  "samples' count, rate, mean, least and most time, and CPA's "
+	  "latency buckets (CPA's --bench)", 0 },
 	{ "max-cache", OPT_MAX_CACHE, "SIZE", 0,
 	  "Memory for ELF symbols and unwind tables, and the processes' perf "
 	  "maps and code objects (a quarter each, half in all; default 24M)",
@@ -186,6 +201,21 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cpa_die_usage("invalid --env '%s': expected KEY[,KEY...]",
 				      arg);
 		a->u.env_keys = arg;
+		break;
+	case OPT_ENV_VALUES:
+		if (!*arg || arg[0] == ',' || strstr(arg, ",,"))
+			cpa_die_usage("invalid --env-values '%s': expected "
+				      "VALUE[,VALUE...]", arg);
+		a->u.env_values = arg;
+		break;
+	case OPT_NO_SYMBOLS:
+		a->u.no_symbols = true;
+		break;
+	case OPT_FULL_PATHS:
+		a->u.full_paths = true;
+		break;
+	case OPT_BENCH:
+		a->bench = true;
 		break;
 	case OPT_MAX_CACHE:
 		a->u.max_cache = cpa_opt_size("--max-cache", arg);
@@ -295,6 +325,12 @@ int main(int argc, char **argv)
 	mallopt(M_ARENA_MAX, 1);
 	cpa_labels_default(&a.labels);
 	argp_parse(&argp, argc, argv, 0, NULL, &a);
+	if (a.u.env_values && !a.u.env_keys)
+		cpa_die_usage("--env-values needs --env KEY[,KEY...]: the env "
+			      "label it is matched against");
+	if (a.bench)
+		a.u.bench_ns = a.selfstats.interval_ns ? a.selfstats.interval_ns
+						       : 1000000000ull;
 	cpa_options_checked();
 
 	const char *name = a.input ? a.input : "<stdin>";

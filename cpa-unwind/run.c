@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "selfstats.h"
 #include "unwind.h"
@@ -75,6 +76,7 @@ static void wait_input(struct unwinder *u, const struct cpa_reader *r)
 	cpa_selfstats_poll();
 	while (poll(&p, 1, -1) < 0 && errno == EINTR) {
 		stats_publish(u);
+		stats_bench_poll(u, cpa_mono_ns());
 		cpa_selfstats_poll();
 	}
 }
@@ -135,8 +137,10 @@ int unwind_stream(struct unwinder *u, struct output *out,
 		/* counters are copied in batches: a report is at most 64
 		 * records behind; a due report waits for no batch, as cpa
 		 * monitor takes a stage that stops reporting for hung */
-		if ((r->records & 63) == 0)
+		if ((r->records & 63) == 0) {
 			stats_publish(u);
+			stats_bench_poll(u, cpa_mono_ns());
+		}
 		cpa_selfstats_poll();
 		/* About to wait for input: pass on what we have, so the
 		 * store downstream sees samples within a poll cycle of capture. */

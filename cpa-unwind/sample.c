@@ -127,6 +127,21 @@ static unsigned named_frames(struct unwinder *u,
 	return n;
 }
 
+/* Whether value is one of the comma-separated list. */
+static bool env_listed(const char *list, const char *value)
+{
+	if (!value)
+		return false;
+	size_t n = strlen(value);
+	for (const char *p = list; *p;) {
+		size_t k = strcspn(p, ",");
+		if (k == n && !strncmp(p, value, n))
+			return true;
+		p += k + (p[k] == ',');
+	}
+	return false;
+}
+
 int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		      char *err, size_t errlen)
 {
@@ -155,8 +170,17 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 			proc_read_env(p, u->opts.env_keys);
 		proc_read_owner(p);
 	}
+	/* --env-values (CPA's --parse_env_values): the user stack of a
+	 * process whose env label is not listed is not unwound at all */
+	bool user = !u->opts.env_values ||
+		    env_listed(u->opts.env_values, p ? p->env : NULL);
+	if (!user) {
+		s.n_user = 0;
+		s.stack_len = 0;
+		s.flags &= (uint16_t)~(CPA_RAW_PY_FRAMES | CPA_RAW_NAMED_FRAMES);
+	}
 	/* a JVM: its layout, for unwinding and naming its code cache */
-	bool jcode = p && u->jvm && jvm_is_jvm(p) &&
+	bool jcode = user && p && u->jvm && jvm_is_jvm(p) &&
 		     jvm_prepare(u->jvm, u->procs, p, t0, u->opts.load_wait_ns);
 	bool python = p && (s.flags & CPA_RAW_PY_FRAMES);
 	if (python)
@@ -306,7 +330,10 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		intern_fixed_names(u);
 		u->dict_resets++;
 	}
-	stats_record_latency(&u->st, cpa_mono_ns() - t0);
+	uint64_t took = cpa_mono_ns() - t0;
+	stats_record_latency(&u->st, took);
+	if (u->opts.bench_ns && choice == CHOSE_DWARF)
+		stats_record_bench(&u->st, took);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dbgfetch.h"
+#include "log.h"
 #include "safeopen.h"
 #include "selfstats.h"
 #include "unwind.h"
@@ -17,6 +18,57 @@ void stats_record_latency(struct unwind_stats *st, uint64_t ns)
 		b++;
 	st->lat[b]++;
 	st->lat_total_ns += ns;
+}
+
+void stats_record_bench(struct unwind_stats *st, uint64_t ns)
+{
+	struct unwind_bench *b = &st->bench;
+	/* CPA's buckets: under 1 us, then four times wider each, the last
+	 * 2048 us and up */
+	static const uint64_t upto_us[BENCH_BUCKETS - 1] = {
+		1, 4, 16, 64, 256, 512, 1024, 2048 };
+	unsigned k = 0;
+	while (k < BENCH_BUCKETS - 1 && ns >= upto_us[k] * 1000)
+		k++;
+	b->hist[k]++;
+	if (!b->count || ns < b->min_ns)
+		b->min_ns = ns;
+	if (ns > b->max_ns)
+		b->max_ns = ns;
+	b->count++;
+	b->total_ns += ns;
+}
+
+void stats_bench_poll(struct unwinder *u, uint64_t now_ns)
+{
+	struct unwind_bench *b = &u->st.bench;
+	if (!u->opts.bench_ns)
+		return;
+	if (!b->since_ns) {
+		b->since_ns = now_ns;
+		return;
+	}
+	if (now_ns - b->since_ns < u->opts.bench_ns)
+		return;
+	static const char *const label[BENCH_BUCKETS] = {
+		"<1us", "1-4us", "4-16us", "16-64us", "64-256us",
+		"256-512us", "512-1024us", "1024-2048us", "2048-4096us" };
+	double secs = (double)(now_ns - b->since_ns) / 1e9;
+	char hist[512];
+	size_t at = 0;
+	for (unsigned k = 0; k < BENCH_BUCKETS; k++)
+		if (b->hist[k] && at < sizeof(hist))
+			at += (size_t)snprintf(hist + at, sizeof(hist) - at,
+					       "%s%s=%" PRIu64, at ? " " : "",
+					       label[k], b->hist[k]);
+	fprintf(stderr, "%s: bench: DWARF unwind count=%" PRIu64 " rate=%.2f/s "
+		"avg=%.2f us min=%.2f us max=%.2f us; %s\n", cpa_progname(),
+		b->count, secs > 0 ? (double)b->count / secs : 0.0,
+		b->count ? (double)b->total_ns / (double)b->count / 1e3 : 0.0,
+		(double)b->min_ns / 1e3, (double)b->max_ns / 1e3,
+		at ? hist : "no samples");
+	memset(b, 0, sizeof(*b));
+	b->since_ns = now_ns;
 }
 
 static const char *choice_name(unsigned c)

@@ -29,6 +29,15 @@ enum unwind_mode {
 enum chain_choice { CHOSE_NONE = 0, CHOSE_DWARF, CHOSE_FP, CHOICE_COUNT };
 
 #define LAT_BUCKETS 32	/* log2 nanosecond buckets */
+#define BENCH_BUCKETS 9	/* CPA's: <1us, 1-4us, 4-16us, ..., 2048-4096us */
+
+/* --bench (CPA's): the samples whose chain DWARF gave, one stats interval
+ * at a time: count, time, extremes and CPA's latency buckets. */
+struct unwind_bench {
+	uint64_t count, total_ns, min_ns, max_ns;
+	uint64_t hist[BENCH_BUCKETS];
+	uint64_t since_ns;		/* monotonic, the last line */
+};
 
 struct unwind_stats {
 	uint64_t raw_samples;
@@ -49,6 +58,7 @@ struct unwind_stats {
 	uint64_t lat[LAT_BUCKETS];	/* per-sample unwind+symbolize time */
 	uint64_t lat_total_ns;
 	uint64_t start_ns;		/* monotonic, first record */
+	struct unwind_bench bench;	/* --bench, since its last line */
 };
 
 /* --load-wait on a live stream, and on a recording (no limit) */
@@ -70,6 +80,12 @@ struct unwind_opts {
 	bool inline_frames;	/* --inline */
 	uint32_t max_allocs;	/* --max-allocs: allocations held */
 	bool java_attach;	/* ask JVMs for perf maps (live streams) */
+	/* CPA's options (README, "Coming from CPA") */
+	bool no_symbols;	/* --no-symbols: module+0xOFFSET frames */
+	bool full_paths;	/* --full-paths: "name [PATH]", PATH+0xOFFSET */
+	const char *env_values;	/* --env-values V[,V...]: user stacks only
+				 * of processes whose env label is one */
+	uint64_t bench_ns;	/* --bench: a line per this much, 0 off */
 };
 
 struct unwinder {
@@ -157,6 +173,10 @@ bool chain_whole(struct unwinder *u, struct proc *p, enum chain_choice choice,
 
 /* stats.c */
 void stats_record_latency(struct unwind_stats *st, uint64_t ns);
+/* --bench: a sample whose chain DWARF gave took ns; and its line, due
+ * every opts.bench_ns (printed on stderr as CPA prints its bench) */
+void stats_record_bench(struct unwind_stats *st, uint64_t ns);
+void stats_bench_poll(struct unwinder *u, uint64_t now_ns);
 void stats_print(FILE *f, struct unwinder *u, uint64_t now_ns);
 /* --stats-file / --stats-interval / SIGUSR1 counters (lib/base/selfstats.h) */
 void stats_publish_init(void);

@@ -17,6 +17,7 @@ static const char *const label_names[] = {
 	[CPA_LABEL_CPU] = "cpu",
 	[CPA_LABEL_POD] = "pod",
 	[CPA_LABEL_CGROUP] = "cgroup",
+	[CPA_LABEL_CPA] = "cpa",
 };
 
 void cpa_labels_default(struct cpa_labels *out)
@@ -44,7 +45,7 @@ int cpa_labels_parse(const char *spec, struct cpa_labels *out, char *err,
 			snprintf(err, errlen,
 				 found < 0 ? "unknown label '%.*s' (known: comm, "
 					     "pid, tid, thread, container, pod, "
-					     "cgroup, env, cpu, or none)"
+					     "cgroup, env, cpu, cpa, or none)"
 					   : "too many labels at '%.*s'",
 				 (int)len, p);
 			return -1;
@@ -124,6 +125,21 @@ void cpa_sample_roots(const struct cpa_labels *labels, const struct cpa_dict *d,
 			snprintf(num, sizeof(num), "%" PRIu32, s->cpu);
 			fn("cpu", num, ctx);
 			break;
+		case CPA_LABEL_CPA: {
+			/* CPA's fixed-width metadata, its env SYSTEM
+			 * when no key matched */
+			char raw[384];
+			const char *th = cpa_dict_string(d, s->thread_id, NULL);
+			const char *co = cpa_dict_string(d, s->comm_id, NULL);
+			const char *en = cpa_dict_string(d, s->env_id, NULL);
+			snprintf(raw, sizeof(raw),
+				 "%-15.15s%-15.15s-%" PRIu64 "-%" PRIu32 "-%"
+				 PRIu32 "|%s", th ? th : "", co ? co : "",
+				 s->cgroup_id, s->cpu, s->pid,
+				 en && *en ? en : "SYSTEM");
+			fn(NULL, raw, ctx);
+			break;
+		}
 		}
 	}
 }

@@ -14,6 +14,8 @@
  *              or a container name recorded as is
  *   pod        "[pod UID]"        cgroup "[cgroup PATH]"
  *   env        "[env VALUE]"
+ *   cpa        CPA's metadata string, "COMM(15)GROUP_COMM(15)-CGROUP-CPU-PID|ENV"
+ *              (ENV SYSTEM when none), as CPA's show --show_raw prints it
  * A label whose value is missing (no env recorded) is left out.
  */
 #ifndef CPA_LABELS_H
@@ -36,6 +38,7 @@ enum cpa_label {
 	CPA_LABEL_CPU,
 	CPA_LABEL_POD,
 	CPA_LABEL_CGROUP,
+	CPA_LABEL_CPA,
 };
 
 #define CPA_LABELS_MAX 8

@@ -3,25 +3,20 @@
 # extra option, as CPA's users type it (`cpa monitor -u 1`, `--probe`):
 # folded text with each kind under its root marker, a graph per unit
 # (docs/render.md, "Several kinds"). Real captures, run at once.
-load helper
+load capture_helper
 
 setup_file() {
 	require_bpf
-	T=$BATS_FILE_TMPDIR
-	export CPA_CONFIG=/dev/null CPA_RUN_DIR=$T/run
+	export T=$BATS_FILE_TMPDIR CPA_CONFIG=/dev/null CPA_RUN_DIR=$BATS_FILE_TMPDIR/run
 	# on-CPU and off-CPU in one process: one thread spins, one yields,
 	# both on one CPU, from now on
-	"$WL/sleeper" --contend 60 --pin 0 >"$T/c.out" 2>&1 3>&- &
-	echo $! >"$T/c.bgpid"
-	wait_for 10 grep -q '^ready ' "$T/c.out"
-	C=$(awk '/^ready /{print $2; exit}' "$T/c.out")
+	start_bg c "$WL/sleeper" --contend 60 --pin 0
+	C=$(pidof_wl c)
 	kill -USR1 "$C"
 	# probe hits, counted: the writer calls counted_call 50 times once
 	# the uprobe is attached
-	"$WL/writer" --writes 0 --calls 50 >"$T/w.out" 2>&1 3>&- &
-	echo $! >"$T/w.bgpid"
-	wait_for 10 grep -q '^ready ' "$T/w.out"
-	W=$(awk '/^ready /{print $2; exit}' "$T/w.out")
+	start_bg w "$WL/writer" --writes 0 --calls 50
+	W=$(pidof_wl w)
 
 	cd "$T"
 	cpa monitor -s S -u 1 -d 3 -p "$C" >m.log 2>&1 &
@@ -44,11 +39,8 @@ setup_file() {
 }
 
 teardown_file() {
-	local f
-	for f in "$BATS_FILE_TMPDIR"/*.bgpid; do
-		[ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null
-	done
-	true
+	T=$BATS_FILE_TMPDIR
+	kill_bg
 }
 
 setup() {

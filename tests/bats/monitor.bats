@@ -150,13 +150,14 @@ rates_positive() {
 	MON=$!
 	wait_for 20 test -s "$CPA_RUN_DIR/stages"
 	cap=$(stage_args capture) unw=$(stage_args unwind) sto=$(stage_args store)
-	for a in --freq=49 --backend=bpf --offcpu --stack-size=8192 --stats \
+	for a in --freq=49 --backend=bpf --offcpu --stack-size=8192 \
 		--probe=tracepoint:sched:sched_process_exec --duration=; do
 		[[ " $cap " == *" $a"* ]]
 	done
 	[[ "$cap" != *--kernel-only* ]]
-	for a in --max-cache=64M --env=HOME --stats; do [[ " $unw " == *" $a "* ]]; done
-	for a in "--dir=$STORE" --interval=2 --retain=3d --max-size=100M --stats; do
+	# --bench: cpa-unwind's DWARF timings every stats interval, as CPA
+	for a in --max-cache=64M --env=HOME --bench; do [[ " $unw " == *" $a "* ]]; done
+	for a in "--dir=$STORE" --interval=2 --retain=3d --max-size=100M; do
 		[[ " $sto " == *" $a "* ]]
 	done
 	st=0
