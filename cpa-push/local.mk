@@ -1,13 +1,17 @@
 # cpa-push: see docs/man/cpa-push.1
-bin_PROGRAMS += cpa-push/cpa-push
-cpa_push_cpa_push_SOURCES = \
-	cpa-push/main.c \
+# Everything but main() is one library, linked by the program (and by
+# any unit test or fuzz target of its parts).
+noinst_LIBRARIES += cpa-push/libpush.a
+cpa_push_libpush_a_SOURCES = \
 	cpa-push/opts.c cpa-push/opts.h \
 	cpa-push/cursor.c cpa-push/cursor.h \
 	cpa-push/schema.c cpa-push/schema.h \
 	cpa-push/batch.c cpa-push/batch.h \
 	cpa-push/source.c cpa-push/source.h
-cpa_push_cpa_push_LDADD = $(LIBCPA_FORMAT) $(ZSTD_LIBS) $(M_LIBS)
+PUSH_LIBS = cpa-push/libpush.a $(LIBCPA_FORMAT) $(ZSTD_LIBS) $(M_LIBS)
+bin_PROGRAMS += cpa-push/cpa-push
+cpa_push_cpa_push_SOURCES = cpa-push/main.c
+cpa_push_cpa_push_LDADD = $(PUSH_LIBS)
 dist_man1_MANS += docs/man/cpa-push.1
 
 # Two ClickHouse shards of the suite's own, three capturing hosts pushing,

@@ -320,7 +320,7 @@ two_procs_drawn() {
 	see 'cpa-render --tui: keys'
 	has 'caller / callee \(inverted\) view'
 	keys x
-	run ! has 'cpa-render --tui: keys'
+	gone 'cpa-render --tui: keys'
 }
 
 # gone PATTERN: waits until the screen no longer shows PATTERN.
