@@ -18,6 +18,7 @@ void batch_init(struct batch *b, const char *host)
 {
 	memset(b, 0, sizeof(*b));
 	b->host = host;
+	b->job = "";
 	b->duration_ns = 1000000000ull;
 	cpa_htab_init(&b->open_index, 1024);
 	cpa_htab_init(&b->known_index, 1024);
@@ -242,6 +243,7 @@ void batch_seal(struct batch *b, const struct cpa_dict *d, uint64_t pos,
 		cpa_rb_u64(o, h);
 		cpa_rb_u64(o, r->value);
 		cpa_rb_u64(o, pos);
+		cpa_rb_string(o, b->job, strlen(b->job));
 		if (r->time + b->duration_ns > blk->end_ns)
 			blk->end_ns = r->time + b->duration_ns;
 	}

@@ -34,6 +34,7 @@ struct bblock {
 
 struct batch {
 	const char *host;
+	const char *job;	/* --job's request_id, or "" */
 	uint64_t duration_ns;	/* window length (meta interval_ns) */
 	/* the open block */
 	struct brow *open;

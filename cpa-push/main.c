@@ -497,6 +497,8 @@ int main(int argc, char **argv)
 	p.lag = cpa_gauge("lag_s");
 	p.acked_end = cpa_gauge("acked_end_ns");
 	batch_init(&p.b, p.host);
+	if (p.o.job)
+		p.b.job = p.o.job;
 
 	ensure_schema(&p);
 	resume(&p);
@@ -520,6 +522,15 @@ int main(int argc, char **argv)
 		if (!stopping && status == 0 && WIFEXITED(ws) &&
 		    WEXITSTATUS(ws))
 			status = 1;
+	}
+	/* a job's windows are all in: its marker says so, once */
+	if (p.o.job && p.o.once && !stopping && status == 0) {
+		while (schema_publish(&p.ch, &p.o, p.host, p.b.duration_ns,
+				      cpa_now_ns()) < 0) {
+			retry_line(&p, p.ch.err);
+			backoff(&p);
+		}
+		cpa_debug("%s: job %s published", p.ch.url, p.o.job);
 	}
 	if (p.o.selfstats.file)
 		cpa_selfstats_report();

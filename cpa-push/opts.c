@@ -13,7 +13,7 @@ enum {
 	OPT_CLICKHOUSE = 0x100, OPT_CURSOR, OPT_HOST, OPT_DATABASE,
 	OPT_CLUSTER, OPT_INIT, OPT_PRINT_SCHEMA, OPT_RETAIN, OPT_BATCH_ROWS,
 	OPT_BATCH_WAIT, OPT_BACKOFF_MAX, OPT_TIMEOUT, OPT_FROM, OPT_ONCE,
-	OPT_CHECK,
+	OPT_CHECK, OPT_JOB, OPT_REGION,
 };
 
 static const char doc[] =
@@ -48,6 +48,12 @@ static const struct argp_option options[] = {
 	 "from TIME on (default: the whole store)", 1},
 	{"once", OPT_ONCE, NULL, 0, "With --dir, push what the store holds "
 	 "now and exit (a backfill)", 1},
+	{"job", OPT_JOB, "ID", 0, "The store is one profiling job's windows: "
+	 "its rows carry request_id ID, and with --once its publication "
+	 "marker is written once they are all in (cpa-serve's node does "
+	 "this)", 1},
+	{"region", OPT_REGION, "NAME", 0, "With --job, the region its "
+	 "publication names (default empty)", 1},
 	{NULL, 0, NULL, 0, "Schema and retention:", 2},
 	{"init", OPT_INIT, NULL, 0, "Create the database and tables that are "
 	 "missing, check those that exist, and exit", 2},
@@ -103,6 +109,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ONCE:
 		o->once = true;
+		break;
+	case OPT_JOB:
+		if (!*arg || strlen(arg) > 128)
+			cpa_die_usage("invalid --job '%s': expected 1 to 128 "
+				      "bytes", arg);
+		o->job = arg;
+		break;
+	case OPT_REGION:
+		o->region = arg;
 		break;
 	case OPT_CHECK:
 		o->check = true;
@@ -178,6 +193,8 @@ void push_opts_parse(struct push_opts *o, int argc, char **argv)
 		cpa_die_usage("--cursor FILE is required when the stream comes "
 			      "on stdin (with --dir it defaults to "
 			      "DIR/push.cursor)");
+	if (o->region && !o->job)
+		cpa_die_usage("--region goes with --job");
 	if ((o->from || o->once) && !o->dir)
 		cpa_die_usage("--from and --once go with --dir (on stdin, give "
 			      "them to cpa-query)");

@@ -16,6 +16,8 @@ struct push_opts {
 	const char *database;		/* --database (cpa) */
 	const char *cluster;		/* --cluster: Distributed tables */
 	const char *from;		/* --from: where a new cursor starts */
+	const char *job;		/* --job: a profiling job's windows */
+	const char *region;		/* --region: its publication's */
 	bool init;			/* --init: the schema, then exit */
 	bool print_schema;		/* --print-schema: the SQL, then exit */
 	bool once;			/* --once: what the store holds now */

@@ -17,23 +17,33 @@ struct column {
  * container id and pod UID read from the cgroup path, the cgroup path
  * (or a container name recorded as is), recorded env value, sample flags
  * (free, estimate). Then the stack's hash, the summed weight, and the
- * store position of the block the row came from. */
+ * store position of the block the row came from; last, the request_id
+ * of the profiling job whose window it is, empty for the continuous
+ * history a host pushes. */
 static const struct column samples[] = {
 	{"day", "Date"}, {"time", "UInt64"}, {"duration", "UInt64"},
 	{"host", "String"}, {"kind", "String"}, {"unit", "String"},
 	{"comm", "String"}, {"container", "String"}, {"pod", "String"},
 	{"cgroup", "String"}, {"env", "String"}, {"flags", "UInt16"},
 	{"stack", "UInt64"}, {"value", "UInt64"}, {"pos", "UInt64"},
-	{NULL, NULL},
+	{"job", "String"}, {NULL, NULL},
 };
 static const struct column stacks[] = {
 	{"hash", "UInt64"}, {"frames", "Array(String)"}, {NULL, NULL},
 };
+/* A job's publication marker: written once all its windows are in, with
+ * the node's region and the windows' length. */
+static const struct column publications[] = {
+	{"request_id", "String"}, {"host", "String"}, {"region", "String"},
+	{"duration", "UInt64"}, {"published", "UInt64"}, {NULL, NULL},
+};
 
 const char schema_samples_columns[] =
 	"day, time, duration, host, kind, unit, comm, container, pod, "
-	"cgroup, env, flags, stack, value, pos";
+	"cgroup, env, flags, stack, value, pos, job";
 const char schema_stacks_columns[] = "hash, frames";
+const char schema_publications_columns[] =
+	"request_id, host, region, duration, published";
 
 static void columns_sql(struct cpa_buf *b, const struct column *c)
 {
@@ -74,17 +84,31 @@ static bool table_sql(const struct push_opts *o, unsigned i,
 		cpa_ch_add(b, "\nENGINE = ReplacingMergeTree\nORDER BY hash");
 		return true;
 	case 3:
+		cpa_ch_addf(b, "CREATE TABLE IF NOT EXISTS %s.publications%s",
+			    db, o->cluster ? "_local" : "");
+		columns_sql(b, publications);
+		cpa_ch_add(b, "\nENGINE = ReplacingMergeTree\n"
+			   "ORDER BY request_id");
+		return true;
 	case 4:
+	case 5:
+	case 6:
 		if (!o->cluster)
 			return false;
 		struct cpa_buf c = {0};
 		cpa_ch_quote_str(&c, o->cluster);
 		cpa_buf_add(&c, "", 1);
-		if (i == 3)
+		if (i == 4)
 			cpa_ch_addf(b, "CREATE TABLE IF NOT EXISTS %s.samples "
 				    "AS %s.samples_local\nENGINE = "
 				    "Distributed(%s, %s, samples_local, "
 				    "cityHash64(host))", db, db, c.p, db);
+		else if (i == 6)
+			cpa_ch_addf(b, "CREATE TABLE IF NOT EXISTS "
+				    "%s.publications AS %s.publications_local"
+				    "\nENGINE = Distributed(%s, %s, "
+				    "publications_local, cityHash64(request_id))",
+				    db, db, c.p, db);
 		else
 			cpa_ch_addf(b, "CREATE TABLE IF NOT EXISTS %s.stacks "
 				    "AS %s.stacks_local\nENGINE = "
@@ -226,21 +250,23 @@ static int check_shards(struct cpa_ch *ch, const struct push_opts *o,
 	cpa_ch_quote_str(&q, o->cluster);
 	cpa_ch_add(&q, ", system, tables) WHERE database = ");
 	cpa_ch_quote_str(&q, o->database);
-	cpa_ch_add(&q, " AND name IN ('samples_local', 'stacks_local')), "
+	cpa_ch_add(&q, " AND name IN ('samples_local', 'stacks_local', "
+		   "'publications_local')), "
 		   "(SELECT count(DISTINCT shard_num) FROM system.clusters "
 		   "WHERE cluster = ");
 	cpa_ch_quote_str(&q, o->cluster);
 	cpa_ch_add(&q, ")");
 	if (cpa_ch_numbers(ch, &q, v, 2) < 0)
 		return SCHEMA_RETRY;
-	if (v[0] < 2 * v[1]) {
+	if (v[0] < 3 * v[1]) {
 		cpa_fail(err, errlen, "%s: cluster '%s' has %llu shards and "
 			 "%llu of their %llu local tables (%s.samples_local, "
-			 "%s.stacks_local): run cpa-push --init --cluster %s "
-			 "against each shard", ch->url, o->cluster,
-			 (unsigned long long)v[1], (unsigned long long)v[0],
-			 (unsigned long long)(2 * v[1]), o->database,
-			 o->database, o->cluster);
+			 "%s.stacks_local, %s.publications_local): run cpa-push "
+			 "--init --cluster %s against each shard", ch->url,
+			 o->cluster, (unsigned long long)v[1],
+			 (unsigned long long)v[0],
+			 (unsigned long long)(3 * v[1]), o->database,
+			 o->database, o->database, o->cluster);
 		return SCHEMA_RETRY;
 	}
 	return SCHEMA_OK;
@@ -252,11 +278,13 @@ int schema_ensure(struct cpa_ch *ch, const struct push_opts *o, bool create,
 	int r;
 	if (o->cluster && (r = check_cluster(ch, o, err, errlen)) < 0)
 		return r;
-	const char *names[4] = {"samples", "stacks", "samples_local",
-				"stacks_local"};
-	const struct column *cols[4] = {samples, stacks, samples, stacks};
-	size_t n = o->cluster ? 4 : 2;
-	struct table_info ti[4];
+	const char *names[6] = {"samples", "stacks", "publications",
+				"samples_local", "stacks_local",
+				"publications_local"};
+	const struct column *cols[6] = {samples, stacks, publications,
+					samples, stacks, publications};
+	size_t n = o->cluster ? 6 : 3;
+	struct table_info ti[6];
 	if ((r = tables(ch, o, names, ti, n)) < 0)
 		return r;
 	bool missing = false;
@@ -289,14 +317,14 @@ int schema_ensure(struct cpa_ch *ch, const struct push_opts *o, bool create,
 			return SCHEMA_RETRY;
 		}
 		bool dist = !strcmp(ti[i].engine, "Distributed");
-		bool want_dist = o->cluster && i < 2;
+		bool want_dist = o->cluster && i < 3;
 		if (dist != want_dist) {
 			cpa_fail(err, errlen, "%s: %s.%s is %s, expected %s "
 				 "(%s)", ch->url, o->database, names[i],
 				 ti[i].engine, want_dist ? "Distributed" :
 				 "a MergeTree table", o->cluster ?
-				 "--cluster makes samples and stacks "
-				 "Distributed" : "without --cluster the "
+				 "--cluster makes samples, stacks and "
+				 "publications Distributed" : "without --cluster the "
 				 "tables are local");
 			return SCHEMA_BAD;
 		}
@@ -371,5 +399,26 @@ int schema_max_pos(struct cpa_ch *ch, const struct push_opts *o,
 	cpa_ch_addf(&q, "SELECT max(pos) FROM %s.samples WHERE host = ",
 		    o->database);
 	cpa_ch_quote_str(&q, host);
+	cpa_ch_add(&q, " AND job = ");
+	cpa_ch_quote_str(&q, o->job ? o->job : "");
 	return cpa_ch_numbers(ch, &q, pos, 1);
+}
+
+int schema_publish(struct cpa_ch *ch, const struct push_opts *o,
+		   const char *host, uint64_t window_ns, uint64_t now_ns)
+{
+	struct cpa_buf row = {0};
+	char sql[256];
+	const char *region = o->region ? o->region : "";
+	cpa_rb_string(&row, o->job, strlen(o->job));
+	cpa_rb_string(&row, host, strlen(host));
+	cpa_rb_string(&row, region, strlen(region));
+	cpa_rb_u64(&row, window_ns);
+	cpa_rb_u64(&row, now_ns);
+	snprintf(sql, sizeof(sql), "INSERT INTO %s.publications (%s) FORMAT "
+		 "RowBinary", o->database, schema_publications_columns);
+	int r = cpa_ch_exec(ch, sql, row.p, row.len,
+			    "insert_distributed_sync=1");
+	cpa_buf_free(&row);
+	return r;
 }

@@ -9,6 +9,9 @@
  *   DB.samples   one row per (window, label set, stack), MergeTree,
  *                PARTITION BY day, ORDER BY (kind, comm, host, time)
  *   DB.stacks    frames per stack hash, ReplacingMergeTree ORDER BY hash
+ *   DB.publications  a profiling job's publication marker, once all its
+ *                windows are in (cpa-push --job), ReplacingMergeTree
+ *                ORDER BY request_id
  *
  * With --cluster NAME, those two are Distributed tables over NAME, the
  * samples sharded by host (a host's batch lands on one shard, whole), the
@@ -26,6 +29,7 @@
 /* The insert's column lists, in RowBinary order. */
 extern const char schema_samples_columns[];
 extern const char schema_stacks_columns[];
+extern const char schema_publications_columns[];
 
 /* The statements of --init, each ending in ";\n". */
 void schema_sql(const struct push_opts *o, struct cpa_buf *out);
@@ -51,5 +55,10 @@ int schema_retain(struct cpa_ch *ch, const struct push_opts *o,
 /* The largest position of host's rows (0: none). 0 or -1 (ch->err). */
 int schema_max_pos(struct cpa_ch *ch, const struct push_opts *o,
 		   const char *host, uint64_t *pos);
+
+/* The publication marker of job o->job: its windows, window_ns long,
+ * are all in. 0 or -1 (ch->err). */
+int schema_publish(struct cpa_ch *ch, const struct push_opts *o,
+		   const char *host, uint64_t window_ns, uint64_t now_ns);
 
 #endif

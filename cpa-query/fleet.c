@@ -183,7 +183,10 @@ static void where_sql(struct fleet *f, struct cpa_buf *q, uint64_t from,
 {
 	const struct query_opts *o = f->o;
 	const struct filter *flt = &o->filter;
-	cpa_ch_add(q, " WHERE 1");
+	/* a job's windows, or the continuous history (job ''): never both,
+	 * which would count a job's samples twice on a host that pushes */
+	cpa_ch_add(q, " WHERE job = ");
+	cpa_ch_quote_str(q, o->job ? o->job : "");
 	if (to != UINT64_MAX) {
 		cpa_ch_addf(q, " AND time < %" PRIu64 " AND day <= ", to);
 		day_sql(q, to - 1);

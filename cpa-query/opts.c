@@ -15,7 +15,7 @@ enum {
 	OPT_GREP, OPT_EXCLUDE, OPT_LABELS, OPT_FORMAT, OPT_SPLIT,
 	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO, OPT_GROWTH, OPT_STACKS,
 	OPT_PRUNE, OPT_CALLEE, OPT_FOLLOW, OPT_CURSOR, OPT_POLL,
-	OPT_CLICKHOUSE, OPT_DATABASE, OPT_HOST, OPT_WINDOWS, OPT_ONCE,
+	OPT_CLICKHOUSE, OPT_DATABASE, OPT_HOST, OPT_WINDOWS, OPT_ONCE, OPT_JOB,
 };
 
 static const char doc[] =
@@ -59,6 +59,9 @@ static const struct argp_option options[] = {
 	{NULL, 0, NULL, 0, "Filters (all must match):", 2},
 	{"host", OPT_HOST, "GLOB", 0, "With --clickhouse, only hosts whose "
 	 "name matches GLOB (* ? [...]; repeatable)", 2},
+	{"job", OPT_JOB, "ID", 0, "With --clickhouse, the windows of the "
+	 "profiling job ID (a request_id cpa-serve's node published) "
+	 "instead of the hosts' continuous history", 2},
 	{"pid", OPT_PID, "PID[,PID]", 0, "Only these processes", 2},
 	{"tid", OPT_TID, "TID[,TID]", 0, "Only these threads", 2},
 	{"comm", OPT_COMM, "NAME", 0, "Only processes named NAME, or whose "
@@ -145,6 +148,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (!*arg)
 			cpa_die_usage("invalid --host '': empty");
 		add_str(&o->hosts, &o->n_hosts, arg);
+		break;
+	case OPT_JOB:
+		if (!*arg)
+			cpa_die_usage("invalid --job '': empty");
+		o->job = arg;
 		break;
 	case OPT_FROM:
 		ps->from = arg;
@@ -362,9 +370,10 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 		o->poll_ns = 1000000000;
 	if (!o->database)
 		o->database = "cpa";
-	if (!o->clickhouse && (o->n_hosts || o->host_label ||
+	if (!o->clickhouse && (o->n_hosts || o->host_label || o->job ||
 			       strcmp(o->database, "cpa")))
-		cpa_die_usage("--host, --labels host and --database go with "
+		cpa_die_usage("--host, --job, --labels host and --database go "
+			      "with "
 			      "--clickhouse (a store is one host's)");
 	if (o->clickhouse) {
 		const struct filter *f = &o->filter;

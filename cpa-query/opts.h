@@ -38,6 +38,7 @@ struct query_opts {
 	const char *database;		/* --database (cpa) */
 	const char **hosts;		/* --host GLOB, any of them */
 	size_t n_hosts;
+	const char *job;		/* --job ID: a job's windows */
 	bool host_label;		/* --labels host: a first frame */
 	bool follow;			/* --follow: committed blocks, forever */
 	const char *cursor;		/* --follow: start after this position */

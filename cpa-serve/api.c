@@ -16,6 +16,7 @@
 #include "api.h"
 #include "capabilities.h"
 #include "errors.h"
+#include "fleetraw.h"
 #include "jobs.h"
 #include "log.h"
 #include "metrics.h"
@@ -174,6 +175,24 @@ static void h_raw(struct api_request *r, struct answer *a)
 		     a) ||
 	    page_arg(r, "offset", 0, 0, (uint64_t)1 << 62, &offset, a))
 		return;
+	if (cfg.fleet) {	/* from the fleet's store, off this thread */
+		struct fleetraw_req *q = cpa_calloc(1, sizeof(*q));
+
+		a->status = jobs_raw_check(r->user, r->seg[2], &q->spec,
+					   &q->max_page, &out);
+		if (a->status) {
+			free(q);
+			json_answer(a, a->status, out);
+			return;
+		}
+		snprintf(q->id, sizeof(q->id), "%s", r->seg[2]);
+		q->limit = limit;
+		q->offset = offset;
+		a->kind = ANSWER_DEFER;
+		a->work = fleetraw_work;
+		a->work_arg = q;
+		return;
+	}
 	a->status = jobs_raw(r->user, r->seg[2], limit, offset, &a->page,
 			     &out);
 	if (a->status == 200)
@@ -198,6 +217,7 @@ static void h_result(struct api_request *r, struct answer *a)
 	a->content_type = f->content_type;
 	snprintf(a->path, sizeof(a->path), "%s/%s", dir, f->file);
 }
+
 
 static void h_querier(struct api_request *r, struct answer *a)
 {

@@ -29,9 +29,11 @@ enum route_body { BODY_NONE, BODY_JSON, BODY_PROTO };
 struct api_request;
 
 /* What a handler answers: a JSON body, a file, a page of windows, or a
- * history query to run off the HTTP thread. */
+ * history query to run off the HTTP thread; bytes of a type; or work to
+ * run off the HTTP thread (ANSWER_DEFER: a worker calls work(arg, a),
+ * which answers JSON or BYTES, then frees arg). */
 enum answer_kind { ANSWER_JSON, ANSWER_FILE, ANSWER_RAW, ANSWER_HISTORY,
-		   ANSWER_TEXT, ANSWER_EMPTY };
+		   ANSWER_TEXT, ANSWER_EMPTY, ANSWER_BYTES, ANSWER_DEFER };
 
 struct answer {
 	enum answer_kind kind;
@@ -42,6 +44,9 @@ struct answer {
 	struct raw_page page;		/* ANSWER_RAW */
 	char *text;			/* ANSWER_TEXT (malloc'd) */
 	char location[300];		/* a Location header, or "" */
+	struct cpa_buf bytes;		/* ANSWER_BYTES */
+	void (*work)(void *arg, struct answer *a);	/* ANSWER_DEFER */
+	void *work_arg;
 };
 
 struct route {
@@ -82,6 +87,7 @@ struct api_config {
 	const char *features;		/* cpa-capture --features, as JSON */
 	struct cpa_limits child;
 	unsigned workers;
+	bool fleet;			/* the apiserver (--fleet) */
 };
 void api_configure(const struct api_config *c);
 const struct api_config *api_config(void);

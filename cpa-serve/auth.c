@@ -30,6 +30,7 @@
 static struct user *users;
 static size_t n_users, cap_users;
 static char *node_token;
+static char *agent_token;
 static size_t node_token_len;
 
 static int token_ok(const char *t, size_t len, const char *what, char *err,
@@ -112,6 +113,26 @@ int auth_set_node_token(const char *token, char *err, size_t errlen)
 	node_token = cpa_strdup(token);
 	node_token_len = len;
 	return 0;
+}
+
+int auth_set_agent_token(const char *token, char *err, size_t errlen)
+{
+	if (token_ok(token, strlen(token), "[Agent.Auth] BearerToken", err,
+		     errlen))
+		return -1;
+	free(agent_token);
+	agent_token = cpa_strdup(token);
+	return 0;
+}
+
+const char *auth_agent_token(void)
+{
+	if (agent_token)
+		return agent_token;
+	for (size_t i = 0; i < n_users; i++)
+		if (users[i].admin)
+			return users[i].token;
+	return NULL;
 }
 
 size_t auth_n_users(void)
@@ -323,6 +344,11 @@ void auth_free(void)
 	free(users);
 	users = NULL;
 	n_users = cap_users = 0;
+	if (agent_token) {
+		explicit_bzero(agent_token, strlen(agent_token));
+		free(agent_token);
+		agent_token = NULL;
+	}
 	if (node_token) {
 		explicit_bzero(node_token, node_token_len);
 		free(node_token);

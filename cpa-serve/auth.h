@@ -36,6 +36,11 @@ int auth_add_user(const char *id, const char *token, bool admin,
 /* The node API's token ([HTTPServer.Auth] BearerToken); without one,
  * administrators' tokens serve. */
 int auth_set_node_token(const char *token, char *err, size_t errlen);
+/* The token the apiserver shows its nodes ([Agent.Auth] BearerToken);
+ * without one, the first administrator's (a node without a node token
+ * takes administrators'). */
+int auth_set_agent_token(const char *token, char *err, size_t errlen);
+const char *auth_agent_token(void);
 size_t auth_n_users(void);
 
 /*

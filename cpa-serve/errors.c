@@ -38,6 +38,42 @@ static const struct {
 	{ "service_unavailable", 503 },
 };
 
+/* The node Operation API's own directory (HUATUO's §13.5), as an
+ * apiserver checks a node's error answers against it. */
+static const struct {
+	const char *code;
+	int status;
+} node_directory[] = {
+	{ "invalid_request", 400 },
+	{ "unauthenticated", 401 },
+	{ "container_not_found", 404 },
+	{ "operation_not_found", 404 },
+	{ "request_id_conflict", 409 },
+	{ "request_too_large", 413 },
+	{ "unsupported_media_type", 415 },
+	{ "execution_environment_unsupported", 422 },
+	{ "operation_limit_exceeded", 429 },
+	{ "event_stream_limit_exceeded", 429 },
+	{ "internal_error", 500 },
+	{ "execution_failed", 500 },
+	{ "execution_start_failed", 500 },
+	{ "execution_stop_failed", 500 },
+	{ "finalization_failed", 500 },
+	{ "finalization_timeout", 500 },
+	{ "launch_timeout", 500 },
+	{ "service_not_implemented", 501 },
+	{ "service_unavailable", 503 },
+};
+
+int api_node_status(const char *code)
+{
+	for (size_t i = 0; i < sizeof(node_directory) / sizeof(*node_directory);
+	     i++)
+		if (!strcmp(node_directory[i].code, code))
+			return node_directory[i].status;
+	return -1;
+}
+
 int api_status(const char *code)
 {
 	for (size_t i = 0; i < sizeof(directory) / sizeof(*directory); i++)

@@ -14,6 +14,10 @@
 /* The status of code; 500 for a code not in the directory. */
 int api_status(const char *code);
 
+/* The status a node's error code has in the node API's directory, or
+ * -1 for a code a node does not answer with. */
+int api_node_status(const char *code);
+
 /* {"error":{"code":code,"message":message}}; a code not in the
  * directory becomes internal_error ("internal error"). */
 json_object *api_error(const char *code, const char *message);

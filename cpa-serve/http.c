@@ -66,6 +66,15 @@ struct history_task {
 	json_object *err;
 };
 
+/* Work a handler deferred (ANSWER_DEFER), answered off the HTTP threads. */
+struct defer_task {
+	struct MHD_Connection *conn;
+	void (*work)(void *arg, struct answer *a);
+	void *arg;
+	struct answer a;
+	bool done;
+};
+
 struct request {
 	struct api_request api;
 	char path[MAX_PATH];
@@ -77,6 +86,7 @@ struct request {
 	bool answered;		/* a refusal was queued before the body */
 	int64_t body_deadline;	/* cpa_mono_ms: the body's end, at most */
 	struct history_task *task;
+	struct defer_task *deferred;
 };
 
 static enum MHD_Result send_response(struct MHD_Connection *c, int code,
@@ -257,6 +267,60 @@ static void history_work(void *arg)
 				 &t->err);
 	t->done = true;
 	MHD_resume_connection(t->conn);
+}
+
+static void defer_work(void *arg)
+{
+	struct defer_task *t = arg;
+
+	memset(&t->a, 0, sizeof(t->a));
+	t->work(t->arg, &t->a);
+	t->arg = NULL;
+	t->done = true;
+	MHD_resume_connection(t->conn);
+}
+
+static void defer_task_free(struct defer_task *t)
+{
+	if (!t)
+		return;
+	if (t->a.kind == ANSWER_JSON)
+		json_object_put(t->a.json);
+	cpa_buf_free(&t->a.bytes);
+	free(t->arg);
+	free(t);
+}
+
+static enum MHD_Result reply_bytes(struct MHD_Connection *c, int code,
+				   struct cpa_buf *b, const char *ctype)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(
+		b->len, b->p ? b->p : (void *)"", b->p ? MHD_RESPMEM_MUST_FREE
+						       : MHD_RESPMEM_PERSISTENT);
+
+	if (!r)
+		return MHD_NO;
+	*b = (struct cpa_buf){ 0 };
+	MHD_add_response_header(r, "Content-Type", ctype);
+	return send_response(c, code, r, false);
+}
+
+/* The worker's answer, once the connection is resumed. */
+static enum MHD_Result reply_deferred(struct MHD_Connection *c,
+				      struct defer_task *t)
+{
+	json_object *j;
+
+	if (t->a.kind == ANSWER_BYTES)
+		return reply_bytes(c, t->a.status, &t->a.bytes,
+				   t->a.content_type);
+	j = t->a.json;
+	t->a.json = NULL;
+	if (!j) {
+		t->a.status = 500;
+		j = api_error("internal_error", NULL);
+	}
+	return reply_json(c, t->a.status, j, NULL, false);
 }
 
 static void history_task_free(struct history_task *t)
@@ -472,9 +536,11 @@ static enum MHD_Result admit(struct MHD_Connection *c, struct request *rq,
 
 		if (!ct || strncasecmp(ct, want, wl) ||
 		    (ct[wl] && ct[wl] != ';' && ct[wl] != ' '))
-			return refuse(c, rq, "unsupported_media_type", "the "
-				      "request body must be application/json",
-				      NULL);
+			return refuse(c, rq, "unsupported_media_type",
+				      route->body == BODY_JSON
+				      ? "the request body must be application/json"
+				      : "the request body must be "
+					"application/proto", NULL);
 	}
 	if (declared > cfg.max_body)
 		rq->too_big = true;
@@ -514,6 +580,28 @@ static enum MHD_Result answer(struct MHD_Connection *c, struct request *rq)
 		return reply_raw(c, &a.page);
 	case ANSWER_HISTORY:
 		return reply_history(c, rq);
+	case ANSWER_BYTES:
+		return reply_bytes(c, a.status, &a.bytes, a.content_type);
+	case ANSWER_DEFER: {
+		struct defer_task *t = cpa_calloc(1, sizeof(*t));
+
+		t->conn = c;
+		t->work = a.work;
+		t->arg = a.work_arg;
+		rq->deferred = t;
+		MHD_suspend_connection(c);
+		if (!offload_submit(defer_work, t)) {
+			free(t->arg);
+			t->arg = NULL;
+			t->a.kind = ANSWER_JSON;
+			t->a.status = 503;
+			t->a.json = api_error("service_unavailable", "busy: too "
+					      "many queries at once; retry");
+			t->done = true;
+			MHD_resume_connection(c);
+		}
+		return MHD_YES;
+	}
 	case ANSWER_TEXT: {
 		struct MHD_Response *resp = MHD_create_response_from_buffer(
 			strlen(a.text), a.text, MHD_RESPMEM_MUST_FREE);
@@ -574,6 +662,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 			      "over --max-body", NULL);
 	if (rq->task)	/* resumed: the worker has the answer */
 		return rq->task->done ? reply_task(c, rq->task) : MHD_YES;
+	if (rq->deferred)
+		return rq->deferred->done ? reply_deferred(c, rq->deferred)
+					  : MHD_YES;
 	return answer(c, rq);
 }
 
@@ -590,6 +681,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (rq) {
 		cpa_buf_free(&rq->body);
 		history_task_free(rq->task);
+		defer_task_free(rq->deferred);
 		free(rq);
 		*con_cls = NULL;
 	}

@@ -28,8 +28,11 @@
 #include "buf.h"
 #include "clock.h"
 #include "errors.h"
+#include "fleet.h"
 #include "jobs.h"
 #include "log.h"
+#include "nodes.h"
+#include "publish.h"
 #include "quotas.h"
 #include "results.h"
 #include "state.h"
@@ -262,6 +265,32 @@ static void end(struct job *j, enum job_outcome outcome, const char *reason,
 	j->ended = jobs_now_ns();
 }
 
+void jobs_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void jobs_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+struct job *jobs_find_locked(const char *id)
+{
+	return find(id);
+}
+
+void jobs_save_locked(struct job *j)
+{
+	save(j);
+}
+
+void jobs_end_locked(struct job *j, enum job_outcome outcome,
+		     const char *reason, const char *message)
+{
+	end(j, outcome, reason, message);
+}
+
 /* Whether the pipeline that wrote the job's stream is gone: it holds
  * the lock launch() took, until its last stage exits. The previous
  * server's launcher stops its captures within 5 s of that server's end. */
@@ -294,6 +323,12 @@ static void load_one(struct job *loaded, void *arg)
 
 	(void)arg;
 	*j = *loaded;
+	if (job_active(j) && limits.fleet) {
+		/* its Operation outlived the apiserver: supervised again */
+		j->bytes = state_job_bytes(j->id);
+		add(j);
+		return;
+	}
 	if (job_active(j)) {
 		state_job_dir(j->id, dir, sizeof(dir));
 		if (!stream_released(dir))
@@ -319,11 +354,16 @@ int jobs_init(const char *state_dir, int launcher_sock,
 {
 	if (state_open(state_dir, err, errlen))
 		return -1;
-	if (gethostname(hostname, sizeof(hostname) - 1))
+	if (lim->hostname)
+		snprintf(hostname, sizeof(hostname), "%s", lim->hostname);
+	else if (gethostname(hostname, sizeof(hostname) - 1))
 		return cpa_fail_errno(err, errlen, errno, "gethostname");
 	launcher = launcher_sock;
 	limits = *lim;
 	state_load(load_one, NULL);
+	for (size_t i = 0; limits.fleet && i < n_jobs; i++)
+		if (job_active(jobs[i]))
+			fleet_watch(jobs[i]->id, true);
 	return 0;
 }
 
@@ -429,7 +469,10 @@ static int admit(struct job *j, json_object **out, bool as_op)
 		return fail(out, "internal_error", "internal error");
 	}
 	add(j);
-	launch(j);
+	if (limits.fleet)
+		fleet_watch(j->id, false);
+	else
+		launch(j);
 	return 0;
 }
 
@@ -439,7 +482,18 @@ int jobs_create(const struct user *u, const struct job_spec *spec,
 	struct job *j;
 	int code;
 
-	if (strcmp(spec->hostname, hostname)) {
+	if (limits.fleet) {
+		struct node_addr a;
+
+		if (nodes_find(spec->hostname, &a)) {
+			cpa_err("create: hostname \"%s\" is not a node",
+				spec->hostname);
+			*out = api_errorf("invalid_request", "hostname \"%s\" "
+					  "is not a node (--nodes names the "
+					  "fleet's)", spec->hostname);
+			return 400;
+		}
+	} else if (strcmp(spec->hostname, hostname)) {
 		*out = api_errorf("invalid_request", "hostname \"%s\" is not "
 				  "this host (\"%s\"); jobs for other hosts go "
 				  "to the fleet's apiserver", spec->hostname,
@@ -555,13 +609,52 @@ int jobs_stop(const struct user *u, const char *id, json_object **out)
 	j = visible(u, id, out, &code);
 	if (j && j->status == JOB_TERMINAL)
 		code = fail(out, "job_conflict", "Job is already terminal");
-	else if (j) {
+	else if (j && limits.fleet) {
+		if (j->status == JOB_PENDING && !j->remote.start_sent) {
+			/* its node never heard of it */
+			end(j, OUT_STOPPED, NULL, NULL);
+			j->stop_asked = true;
+			save(j);
+		} else if (j->status != JOB_STOPPING) {
+			j->status = JOB_STOPPING;
+			j->stop_asked = true;
+			snprintf(j->remote.stop_reason,
+				 sizeof(j->remote.stop_reason), "user");
+			j->remote.stop_deadline = jobs_now_ns() +
+				(int64_t)limits.stop_timeout_s * 1000000000;
+			save(j);
+			fleet_wake();
+		}
+		code = reply(out, job_json(j, false), 200);
+	} else if (j) {
 		if (j->status != JOB_STOPPING)
 			ask_stop(j);
 		code = reply(out, job_json(j, false), 200);
 	}
 	pthread_mutex_unlock(&lock);
 	return code;
+}
+
+/* With the lock held: the job whose raw windows a user may read (§11's
+ * steps 1 to 3), or NULL with the refusal. */
+static struct job *raw_readable(const struct user *u, const char *id,
+				json_object **out, int *code)
+{
+	struct job *j = visible(u, id, out, code);
+
+	if (!j)
+		return NULL;
+	if (job_active(j)) {
+		*code = fail(out, "result_not_ready",
+			     "Profiling result is not ready");
+		return NULL;
+	}
+	if (j->outcome == OUT_FAILED || j->outcome == OUT_STOPPED) {
+		*code = fail(out, "result_unavailable", "Job state does not "
+			     "provide a complete Profiling result");
+		return NULL;
+	}
+	return j;
 }
 
 int jobs_raw(const struct user *u, const char *id, uint64_t limit,
@@ -572,16 +665,8 @@ int jobs_raw(const struct user *u, const char *id, uint64_t limit,
 	int code = 0;
 
 	pthread_mutex_lock(&lock);
-	j = visible(u, id, out, &code);
-	if (!j)
-		;
-	else if (job_active(j))
-		code = fail(out, "result_not_ready",
-			    "Profiling result is not ready");
-	else if (j->outcome == OUT_FAILED || j->outcome == OUT_STOPPED)
-		code = fail(out, "result_unavailable", "Job state does not "
-			    "provide a complete Profiling result");
-	else {
+	j = raw_readable(u, id, out, &code);
+	if (j) {
 		state_job_dir(id, dir, sizeof(dir));
 		/* the marker on disk is the durable truth */
 		if (!j->published || !windows_published(dir))
@@ -594,6 +679,22 @@ int jobs_raw(const struct user *u, const char *id, uint64_t limit,
 	/* read outside the lock: a job's published windows never change */
 	return windows_page(dir, limit, offset, limits.max_raw_page, page,
 			    out);
+}
+
+int jobs_raw_check(const struct user *u, const char *id,
+		   struct job_spec *spec, uint64_t *max_page,
+		   json_object **out)
+{
+	struct job *j;
+	int code = 0;
+
+	pthread_mutex_lock(&lock);
+	j = raw_readable(u, id, out, &code);
+	if (j)
+		*spec = j->spec;
+	*max_page = limits.max_raw_page;
+	pthread_mutex_unlock(&lock);
+	return code;
 }
 
 int jobs_result_dir(const struct user *u, const char *id, char *dir,
@@ -819,6 +920,15 @@ void jobs_on_launcher(const struct launch_msg *m)
 				    sizeof(msg))) {
 			failed = true;
 			snprintf(reason, sizeof(reason), "execution_failed");
+		} else if (limits.publish &&
+			   publish_job(dir, j, &limits, rendered == 1, msg,
+				       sizeof(msg))) {
+			/* the fleet's store did not take it: not complete */
+			failed = true;
+			snprintf(reason, sizeof(reason), "%s",
+				 j->kind == KIND_OPERATION
+				 ? "finalization_failed" : "execution_failed");
+			cpa_err("job %s: %s", j->id, msg);
 		} else {
 			published = true;
 		}

@@ -36,6 +36,13 @@ extern const char *const outcome_names[N_OUTCOMES];
 
 enum job_kind { KIND_JOB, KIND_OPERATION };
 
+/* What the apiserver (--fleet) keeps of a job it drives on a node. */
+struct job_remote {
+	bool start_sent;	/* the node was asked to start it */
+	int64_t pending_deadline, exec_deadline, stop_deadline;	/* ns */
+	char stop_reason[24];	/* user, start_timeout, execution_timeout */
+};
+
 struct job {
 	char id[SPEC_ID_MAX + 1];
 	enum job_kind kind;
@@ -51,6 +58,7 @@ struct job {
 	bool published;		/* its windows are published (raw) */
 	int64_t created, updated, started, ended;	/* ns, 0: not yet */
 	uint64_t bytes;		/* its files on disk, once terminal */
+	struct job_remote remote;	/* --fleet */
 };
 
 static inline bool job_active(const struct job *j)
@@ -70,6 +78,11 @@ struct serve_limits {
 	uint64_t max_raw_page;		/* bytes of profiles in a raw page */
 	const char *region;		/* stamped on every window */
 	const char *dashboard;		/* result_url's base, or NULL */
+	const char *hostname;		/* this node's name (--hostname) */
+	const char *publish;		/* windows into ClickHouse, or NULL */
+	const char *cluster;		/* its tables' cluster, or NULL */
+	bool fleet;			/* the apiserver: jobs run on nodes */
+	unsigned stop_timeout_s;	/* --fleet: a stop's deadline */
 };
 
 /* Loads the records under state_dir/jobs; a job the last server left
@@ -112,6 +125,21 @@ void jobs_on_launcher(const struct launch_msg *m);
  * jobs older than --retain-jobs, then the oldest ended ones while all
  * jobs' files take more than --max-state-size. */
 void jobs_sweep(void);
+
+/* For the fleet's supervisors (fleet.c): the table's lock, and what may
+ * be done with it held. */
+void jobs_lock(void);
+void jobs_unlock(void);
+struct job *jobs_find_locked(const char *id);
+void jobs_save_locked(struct job *j);
+void jobs_end_locked(struct job *j, enum job_outcome outcome,
+		     const char *reason, const char *message);
+/* GET .../raw of a fleet job: 0 when its windows may be read from the
+ * fleet's store (its spec in *spec, the page bound in *max_page), else
+ * the refusal's status with *out. */
+int jobs_raw_check(const struct user *u, const char *id,
+		   struct job_spec *spec, uint64_t *max_page,
+		   json_object **out);
 
 /* Counts of active jobs (the metrics). */
 unsigned jobs_active(void);

@@ -23,6 +23,11 @@ cpa_serve_libserve_a_SOURCES = \
 	cpa-serve/state.c cpa-serve/state.h \
 	cpa-serve/quotas.c cpa-serve/quotas.h \
 	cpa-serve/results.c cpa-serve/results.h \
+	cpa-serve/publish.c cpa-serve/publish.h \
+	cpa-serve/nodes.c cpa-serve/nodes.h \
+	cpa-serve/nodeapi.c cpa-serve/nodeapi.h \
+	cpa-serve/fleet.c cpa-serve/fleet.h \
+	cpa-serve/fleetraw.c cpa-serve/fleetraw.h \
 	cpa-serve/history.c cpa-serve/history.h \
 	cpa-serve/metrics.c cpa-serve/metrics.h \
 	cpa-serve/capabilities.c cpa-serve/capabilities.h \
@@ -52,6 +57,12 @@ TESTS += tests/bats/serve.bats tests/bats/serve-errors.bats \
 dist_check_DATA += tests/bats/serve_helper.bash tests/bats/serve_load.bash
 EXTRA_DIST += tests/bats/serve-load-long.bats tests/bats/serve-restart.bats
 EXTRA_DIST += docs/api.md tests/data/huatuo-client.sh
+
+# The apiserver (cpa-serve --fleet): real nodes and misbehaving ones on
+# loopback, a ClickHouse server of the suite's own.
+TESTS += tests/bats/apiserver.bats
+dist_check_DATA += tests/bats/apiserver_helper.bash
+EXTRA_DIST += tests/tools/fake-node
 
 # Fuzz target: the job body parser (tests/fuzz/serve_spec_fuzz.c).
 tests_fuzz_serve_spec_replay_SOURCES = tests/fuzz/serve_spec_fuzz.c \

@@ -26,10 +26,12 @@
 #include "api.h"
 #include "auth.h"
 #include "capabilities.h"
+#include "fleet.h"
 #include "http.h"
 #include "jobs.h"
 #include "launcher.h"
 #include "log.h"
+#include "nodes.h"
 #include "options.h"
 #include "opts.h"
 #include "privs.h"
@@ -118,7 +120,7 @@ int main(int argc, char **argv)
 	hc.store_dir = o.clickhouse ? o.clickhouse : o.store_dir;
 	hc.max_body = o.max_body;
 	hc.threads = o.threads;
-	hc.workers = 2;
+	hc.workers = o.fleet ? 4 : 2;
 	hc.max_connections = o.max_connections;
 	hc.max_per_addr = o.max_per_addr;
 	hc.header_timeout_ms = o.header_timeout_s * 1000;
@@ -128,14 +130,37 @@ int main(int argc, char **argv)
 		hc.tls_cert = read_pem(o.tls_cert);
 		hc.tls_key = read_pem(o.tls_key);
 	}
-	caps = capabilities_probe(err, sizeof(err));
+	/* the apiserver captures nothing: no probe, no launcher */
+	caps = o.fleet ? cpa_strdup("{}") : capabilities_probe(err, sizeof(err));
 	if (!caps)
 		cpa_die("%s", err);
+	if (o.fleet) {
+		struct fleet_config fc = {
+			.node_token = auth_agent_token(),
+			.poll_ms = o.node_poll_ms,
+			.pending_s = o.pending_s,
+			.unavailable_s = o.unavailable_s,
+			.stop_s = o.limits.stop_timeout_s,
+			.grace_s = o.limits.grace_s,
+			.call_ms = o.node_timeout_ms,
+			.clickhouse = o.clickhouse,
+		};
+
+		if (o.nodes_file && nodes_load(o.nodes_file, err, sizeof(err)))
+			cpa_die("%s", err);
+		if (o.node_port)
+			nodes_set_port(o.node_port);
+		if (!fc.node_token)
+			cpa_die("--fleet: no token for the nodes ([Agent.Auth] "
+				"BearerToken in --users, or an administrator's)");
+		fleet_init(&fc);
+	}
 	{
 		struct api_config ac = { .store_dir = o.store_dir,
 					 .features = caps,
 					 .child = o.limits.child,
-					 .workers = hc.workers };
+					 .workers = hc.workers,
+					 .fleet = o.fleet };
 
 		api_configure(&ac);
 	}
@@ -150,9 +175,9 @@ int main(int argc, char **argv)
 	sfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (sfd < 0)
 		cpa_die("signalfd: %s", strerror(errno));
-	sock = launcher_start(run_tool("cpa-supervise"), o.limits.max_job,
-			      o.limits.grace_s);
-	if (sock < 0)
+	sock = o.fleet ? -1 : launcher_start(run_tool("cpa-supervise"),
+					     o.limits.max_job, o.limits.grace_s);
+	if (sock < 0 && !o.fleet)
 		cpa_die("cannot start the job launcher: %s", strerror(errno));
 	own_state_dir(o.state_dir, o.user);
 	if (privs_drop(o.user, err, sizeof(err)))
@@ -162,10 +187,12 @@ int main(int argc, char **argv)
 	jobs_sweep();
 	if (http_start(&hc, &port, err, sizeof(err)))
 		cpa_die("%s", err);
-	cpa_err("serving on %s (port %u)%s", o.listen, port,
-		o.tls_cert ? " with TLS" : "");
+	cpa_err("serving on %s (port %u)%s%s", o.listen, port,
+		o.tls_cert ? " with TLS" : "",
+		o.fleet ? " as the fleet's apiserver" : "");
 
 	for (;;) {
+		/* poll ignores a negative descriptor: the apiserver's */
 		struct pollfd pf[2] = { { sock, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 		struct launch_msg m;
 		int rc;
@@ -203,11 +230,15 @@ int main(int argc, char **argv)
 	}
 	jobs_close();
 	http_stop();
+	if (o.fleet)
+		fleet_stop();	/* node Operations go on without it */
 	/* the launcher sees the socket close and stops running jobs; their
 	 * records stay running, and the next start marks them lost */
-	close(sock);
+	if (sock >= 0)
+		close(sock);
 	close(sfd);
 	jobs_free();
+	nodes_free();
 	auth_free();
 	free(caps);
 	free(hc.tls_cert);

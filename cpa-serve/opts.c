@@ -18,7 +18,9 @@ enum {
 	OPT_HEADER_TIMEOUT, OPT_MAX_CONNECTIONS, OPT_MAX_PER_ADDRESS,
 	OPT_RETAIN, OPT_MAX_STATE_SIZE, OPT_MAX_JOB_SIZE, OPT_USERS,
 	OPT_WINDOW, OPT_REGION, OPT_DASHBOARD, OPT_MAX_RAW_PAGE, OPT_GRACE,
-	OPT_READ_TIMEOUT,
+	OPT_READ_TIMEOUT, OPT_FLEET, OPT_NODES, OPT_NODE_PORT, OPT_NODE_TIMEOUT,
+	OPT_NODE_POLL, OPT_PENDING_TIMEOUT, OPT_NODE_UNAVAILABLE,
+	OPT_STOP_TIMEOUT, OPT_HOSTNAME, OPT_PUBLISH, OPT_CLUSTER,
 };
 
 static const char doc[] =
@@ -98,7 +100,36 @@ static const struct argp_option options[] = {
 	  "stream; a job that reaches it fails (default 256M)", 2 },
 	{ "user", OPT_USER, "NAME", 0, "Started as root, serve as this user "
 	  "(default: cpa when it exists, else uid 0 with no capability)", 2 },
-	{ "verbose", 'v', NULL, 0, "Say more on stderr", 3 },
+	{ "hostname", OPT_HOSTNAME, "NAME", 0, "This node's host name, which "
+	  "jobs must name and its windows carry (default: the hostname)", 2 },
+	{ "publish", OPT_PUBLISH, "URL", 0, "Each job's windows also go to the "
+	  "fleet's ClickHouse at URL (cpa-push --job), with the job's "
+	  "request_id, then its publication marker", 2 },
+	{ "cluster", OPT_CLUSTER, "NAME", 0, "With --publish, the tables are "
+	  "Distributed over this ClickHouse cluster (cpa-push --cluster)", 2 },
+	{ NULL, 0, NULL, 0, "The apiserver (--fleet):", 3 },
+	{ "fleet", OPT_FLEET, NULL, 0, "Be HUATUO's apiserver: jobs run on "
+	  "the nodes they name, through each node's /v1/operations; raw "
+	  "windows and the Pyroscope query routes come from --clickhouse "
+	  "(required)", 3 },
+	{ "nodes", OPT_NODES, "FILE", 0, "The nodes, 'HOSTNAME ADDR:PORT' a "
+	  "line; a host name not in it is not a node (default: a job's "
+	  "hostname is its node's address, on --node-port)", 3 },
+	{ "node-port", OPT_NODE_PORT, "PORT", 0, "The nodes' port when found by "
+	  "host name (default 19704)", 3 },
+	{ "node-timeout", OPT_NODE_TIMEOUT, "DURATION", 0, "One call to a node "
+	  "at most (default 10s)", 3 },
+	{ "node-poll", OPT_NODE_POLL, "DURATION", 0, "Between two looks at a "
+	  "job's Operation (default 5s)", 3 },
+	{ "pending-timeout", OPT_PENDING_TIMEOUT, "SECONDS", 0, "A job not "
+	  "running this long after its start is stopped, and fails as "
+	  "start_timeout (default 30)", 3 },
+	{ "node-unavailable", OPT_NODE_UNAVAILABLE, "SECONDS", 0, "A node "
+	  "failing to answer this long fails its jobs as node_unavailable "
+	  "(default 30)", 3 },
+	{ "stop-timeout", OPT_STOP_TIMEOUT, "SECONDS", 0, "A stopping job not "
+	  "ended this long after is failed as stop_timeout (default 60)", 3 },
+	{ "verbose", 'v', NULL, 0, "Say more on stderr", 4 },
 	{ 0 },
 };
 
@@ -158,11 +189,60 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_CLICKHOUSE:
 		o->clickhouse = arg;
 		break;
+	case OPT_FLEET:
+		o->fleet = true;
+		break;
+	case OPT_NODES:
+		o->nodes_file = arg;
+		break;
+	case OPT_NODE_PORT:
+		o->node_port = (unsigned)cpa_opt_uint("--node-port", arg, 1,
+						      65535);
+		break;
+	case OPT_NODE_TIMEOUT:
+		o->node_timeout_ms = (unsigned)(cpa_opt_duration_ns(
+			"--node-timeout", arg) / 1000000);
+		if (o->node_timeout_ms < 100 || o->node_timeout_ms > 600000)
+			cpa_die_usage("invalid --node-timeout '%s': expected "
+				      "100ms to 10m", arg);
+		break;
+	case OPT_NODE_POLL:
+		o->node_poll_ms = (unsigned)(cpa_opt_duration_ns("--node-poll",
+							       arg) / 1000000);
+		if (o->node_poll_ms < 10 || o->node_poll_ms > 600000)
+			cpa_die_usage("invalid --node-poll '%s': expected 10ms "
+				      "to 10m", arg);
+		break;
+	case OPT_PENDING_TIMEOUT:
+		o->pending_s = (unsigned)cpa_opt_uint("--pending-timeout", arg,
+						      1, 3600);
+		break;
+	case OPT_NODE_UNAVAILABLE:
+		o->unavailable_s = (unsigned)cpa_opt_uint("--node-unavailable",
+							  arg, 1, 3600);
+		break;
+	case OPT_STOP_TIMEOUT:
+		o->limits.stop_timeout_s = (unsigned)cpa_opt_uint(
+			"--stop-timeout", arg, 1, 3600);
+		break;
+	case OPT_HOSTNAME:
+		if (!arg[0] || strlen(arg) > SPEC_HOSTNAME_MAX)
+			cpa_die_usage("invalid --hostname '%s'", arg);
+		o->limits.hostname = arg;
+		break;
+	case OPT_PUBLISH:
+		o->limits.publish = arg;
+		break;
+	case OPT_CLUSTER:
+		o->limits.cluster = arg;
+		break;
 	case OPT_MAX_JOBS:
+		o->max_jobs_given = true;
 		o->limits.max_jobs = (unsigned)cpa_opt_uint("--max-jobs", arg,
 							    1, 1000);
 		break;
 	case OPT_MAX_JOBS_PER_TARGET:
+		o->max_per_target_given = true;
 		o->limits.max_jobs_per_target = (unsigned)cpa_opt_uint(
 			"--max-jobs-per-target", arg, 1, 1000);
 		break;
@@ -223,6 +303,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!o->tls_cert != !o->tls_key)
 			cpa_die_usage("--tls-cert and --tls-key go together");
+		if (o->fleet && !o->clickhouse)
+			cpa_die_usage("--fleet needs --clickhouse URL: the "
+				      "nodes publish their windows there");
+		if (!o->fleet && (o->nodes_file || o->node_port))
+			cpa_die_usage("--nodes and --node-port go with --fleet");
+		if (o->fleet && o->limits.publish)
+			cpa_die_usage("--publish is a node's; the apiserver "
+				      "(--fleet) reads --clickhouse");
+		if (o->limits.cluster && !o->limits.publish)
+			cpa_die_usage("--cluster goes with --publish");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -257,7 +347,20 @@ void serve_parse_options(int argc, char **argv, struct serve_opts *o)
 	o->limits.window_s = 10;
 	o->limits.grace_s = 60;
 	o->limits.max_raw_page = 64u << 20;
+	o->limits.stop_timeout_s = 60;
+	o->node_timeout_ms = 10000;
+	o->node_poll_ms = 5000;
+	o->pending_s = 30;
+	o->unavailable_s = 30;
 	argp_parse(&argp, argc, argv, 0, NULL, o);
+	o->limits.fleet = o->fleet;
+	if (o->fleet) {
+		/* HUATUO's apiserver: 500 active jobs, 3 on one host */
+		if (!o->max_jobs_given)
+			o->limits.max_jobs = 500;
+		if (!o->max_per_target_given)
+			o->limits.max_jobs_per_target = 3;
+	}
 	if (!o->user && geteuid() == 0 && getpwnam("cpa"))
 		o->user = "cpa";
 }

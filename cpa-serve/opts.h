@@ -15,6 +15,11 @@ struct serve_opts {
 	const char *state_dir;
 	const char *store_dir;
 	const char *clickhouse;		/* history from the fleet's tables */
+	bool fleet;			/* the apiserver role */
+	const char *nodes_file;		/* --nodes */
+	unsigned node_port;		/* nodes by host name */
+	unsigned node_timeout_ms, node_poll_ms, pending_s, unavailable_s;
+	bool max_jobs_given, max_per_target_given;
 	const char *tls_cert, *tls_key;
 	const char *user;
 	struct serve_limits limits;

@@ -3,7 +3,8 @@
  * Quotas count active jobs (pending, running, stopping): every job costs
  * a capture's BPF programs on every CPU, so the host's count bounds the
  * overhead, and the per-target count keeps two clients from profiling the
- * same process twice over.
+ * same process twice over. The apiserver (--fleet) counts HUATUO's
+ * way: all active jobs of the process, and those of one host name.
  */
 #include <config.h>
 
@@ -24,13 +25,23 @@ int quota_check(struct job *const *jobs, size_t n,
 		if (!job_active(jobs[i]))
 			continue;
 		host++;
+		if (lim->fleet) {
+			same += !strcmp(jobs[i]->spec.hostname, spec->hostname);
+			continue;
+		}
 		spec_target(&jobs[i]->spec, other, sizeof(other));
 		same += !strcmp(target, other);
 	}
 	if (host >= lim->max_jobs)
 		return cpa_fail(err, errlen, "Job quota exceeded: %u active "
-				"jobs on this host, at most %u (--max-jobs)",
-				host, lim->max_jobs);
+				"jobs %s, at most %u (--max-jobs)", host,
+				lim->fleet ? "in the fleet" : "on this host",
+				lim->max_jobs);
+	if (lim->fleet && same >= lim->max_jobs_per_target)
+		return cpa_fail(err, errlen, "Job quota exceeded: %u active "
+				"jobs on host %s, at most %u "
+				"(--max-jobs-per-target)", same, spec->hostname,
+				lim->max_jobs_per_target);
 	if (same >= lim->max_jobs_per_target)
 		return cpa_fail(err, errlen, "Job quota exceeded: %u active "
 				"jobs on target %s, at most %u "

@@ -141,6 +141,17 @@ static json_object *record(const struct job *j)
 	put_int(o, "updated_ns", j->updated);
 	put_int(o, "started_ns", j->started);
 	put_int(o, "ended_ns", j->ended);
+	if (j->remote.start_sent || j->remote.stop_reason[0]) {
+		json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "start_sent", json_object_new_boolean(
+			j->remote.start_sent));
+		put_int(r, "pending_deadline_ns", j->remote.pending_deadline);
+		put_int(r, "exec_deadline_ns", j->remote.exec_deadline);
+		put_int(r, "stop_deadline_ns", j->remote.stop_deadline);
+		put_str(r, "stop_reason", j->remote.stop_reason);
+		json_object_object_add(o, "remote", r);
+	}
 	return o;
 }
 
@@ -423,6 +434,20 @@ static int read_record(json_object *o, const char *id, struct job *j)
 	get_int(o, "updated_ns", &j->updated);
 	get_int(o, "started_ns", &j->started);
 	get_int(o, "ended_ns", &j->ended);
+	{
+		json_object *r;
+
+		if (json_object_object_get_ex(o, "remote", &r) &&
+		    json_object_is_type(r, json_type_object)) {
+			j->remote.start_sent = get_bool(r, "start_sent");
+			get_int(r, "pending_deadline_ns",
+				&j->remote.pending_deadline);
+			get_int(r, "exec_deadline_ns", &j->remote.exec_deadline);
+			get_int(r, "stop_deadline_ns", &j->remote.stop_deadline);
+			copy_str(r, "stop_reason", j->remote.stop_reason,
+				 sizeof(j->remote.stop_reason));
+		}
+	}
 	return j->created > 0 ? 0 : -1;
 }
 

@@ -122,7 +122,8 @@ static int parse_line(const char *name, int line, const char *s,
 					"here", name, line, table);
 		if (!array && strcmp(table, "Auth") &&
 		    strcmp(table, "HTTPServer.Auth") &&
-		    strcmp(table, "HTTPServer"))
+		    strcmp(table, "HTTPServer") &&
+		    strcmp(table, "Agent.Auth") && strcmp(table, "Agent"))
 			return cpa_fail(err, errlen, "%s:%d: [%s]: not a table "
 					"cpa-serve reads", name, line, table);
 		u->open = array;
@@ -139,14 +140,17 @@ static int parse_line(const char *name, int line, const char *s,
 		return cpa_fail(err, errlen, "%s:%d: expected KEY = VALUE",
 				name, line);
 	s = skip_space(s + 1);
-	if (!strcmp(table, "HTTPServer.Auth") && !strcmp(key, "BearerToken")) {
+	if ((!strcmp(table, "HTTPServer.Auth") ||
+	     !strcmp(table, "Agent.Auth")) && !strcmp(key, "BearerToken")) {
 		char why[300];
+		bool agent = table[0] == 'A';
 
 		if ((*s != '"' && *s != '\'') || string_at(&s, val, sizeof(val)) ||
 		    !at_end(s))
 			return cpa_fail(err, errlen, "%s:%d: BearerToken: "
 					"expected a string", name, line);
-		if (auth_set_node_token(val, why, sizeof(why))) {
+		if (agent ? auth_set_agent_token(val, why, sizeof(why))
+			  : auth_set_node_token(val, why, sizeof(why))) {
 			explicit_bzero(val, sizeof(val));
 			return cpa_fail(err, errlen, "%s:%d: %s", name, line,
 					why);

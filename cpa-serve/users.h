@@ -6,6 +6,8 @@
  *
  *	[HTTPServer.Auth]
  *	    BearerToken = "node token, for /v1/operations"
+ *	[Agent.Auth]
+ *	    BearerToken = "the token an apiserver (--fleet) shows nodes"
  *	[Auth]
  *	    [[Auth.Users]]
  *	        ID = "administrator"

@@ -181,8 +181,7 @@ json_object *windows_profile(const char *folded, size_t len,
 	return p;
 }
 
-/* "20261201T211750Z.folded" -> its start in ns. */
-static int64_t window_start(const char *name)
+int64_t windows_start_of(const char *name)
 {
 	struct tm tm;
 	char *end;
@@ -255,37 +254,45 @@ static int cut(const char *dir, const struct job *j,
 	return 0;
 }
 
+json_object *windows_item(const struct job_spec *spec, const char *region,
+			  json_object *profile, int64_t start,
+			  int64_t uploaded, size_t *profile_bytes)
+{
+	json_object *o = json_object_new_object();
+	char started[48], up[48];
+
+	nine_digits(uploaded, up, sizeof(up));
+	nine_digits(start, started, sizeof(started));
+	json_object_object_add(o, "hostname",
+			       json_object_new_string(spec->hostname));
+	json_object_object_add(o, "region", json_object_new_string(
+		region ? region : ""));
+	json_object_object_add(o, "uploaded_timestamp",
+			       json_object_new_string(up));
+	json_object_object_add(o, "started_timestamp",
+			       json_object_new_string(started));
+	if (spec->scope == SCOPE_CONTAINER)
+		json_object_object_add(o, "container_id", json_object_new_string(
+			spec->container_id));
+	json_object_object_add(o, "profile_type", json_object_new_string(
+		job_modes[spec->mode].profile_type));
+	*profile_bytes = strlen(json_object_to_json_string_ext(profile,
+		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_object_add(o, "profile", profile);
+	return o;
+}
+
 static int write_item(const char *path, const struct job *j,
 		      const struct serve_limits *lim, json_object *profile,
 		      int64_t start, int64_t uploaded, size_t *profile_bytes,
 		      char *err, size_t errlen)
 {
-	json_object *o = json_object_new_object();
-	char started[48], up[48];
-	const char *text;
-	int rc;
+	json_object *o = windows_item(&j->spec, lim->region, profile, start,
+				      uploaded, profile_bytes);
+	const char *text = json_object_to_json_string_ext(o,
+		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	int rc = state_write_atomic(path, text, strlen(text), err, errlen);
 
-	nine_digits(uploaded, up, sizeof(up));
-	nine_digits(start, started, sizeof(started));
-	json_object_object_add(o, "hostname",
-			       json_object_new_string(j->spec.hostname));
-	json_object_object_add(o, "region", json_object_new_string(
-		lim->region ? lim->region : ""));
-	json_object_object_add(o, "uploaded_timestamp",
-			       json_object_new_string(up));
-	json_object_object_add(o, "started_timestamp",
-			       json_object_new_string(started));
-	if (j->spec.scope == SCOPE_CONTAINER)
-		json_object_object_add(o, "container_id", json_object_new_string(
-			j->spec.container_id));
-	json_object_object_add(o, "profile_type", json_object_new_string(
-		job_modes[j->spec.mode].profile_type));
-	*profile_bytes = strlen(json_object_to_json_string_ext(profile,
-		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_object_add(o, "profile", profile);
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-					      JSON_C_TO_STRING_NOSLASHESCAPE);
-	rc = state_write_atomic(path, text, strlen(text), err, errlen);
 	json_object_put(o);
 	return rc;
 }
@@ -315,7 +322,7 @@ int windows_publish(const char *dir, const struct job *j,
 	if (n < 0)
 		n = 0;	/* a range without samples: no file */
 	for (int i = 0; i < n && i < MAX_WINDOWS; i++) {
-		int64_t start = window_start(names[i]->d_name);
+		int64_t start = windows_start_of(names[i]->d_name);
 		size_t len, bytes;
 		json_object *profile;
 		char *text, line[128];

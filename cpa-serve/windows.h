@@ -54,4 +54,16 @@ json_object *windows_profile(const char *folded, size_t len,
 			     const struct job_spec *spec, int64_t start_ns,
 			     int64_t duration_ns, char *err, size_t errlen);
 
+/* The raw item of one window: hostname, region, both timestamps (the
+ * fixed 9-digit form), container_id, profile_type, and profile, whose
+ * reference it takes; the bytes of the profile's JSON in *profile_bytes
+ * (what the page limit counts). */
+json_object *windows_item(const struct job_spec *spec, const char *region,
+			  json_object *profile, int64_t start,
+			  int64_t uploaded, size_t *profile_bytes);
+
+/* "20261201T211750Z.folded" (cpa-query --split's name) -> its start in
+ * ns, or -1. */
+int64_t windows_start_of(const char *name);
+
 #endif

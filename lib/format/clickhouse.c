@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clickhouse.h"
+#include "httpc.h"
 #include "io.h"
 #include "log.h"
 
@@ -247,214 +248,38 @@ static int ch_fail(struct cpa_ch *ch, const char *sql, const char *fmt, ...)
 	return -1;
 }
 
-/* Waits for fd in slices of a second at most, calling idle between. */
-static int wait_fd(void (*idle)(void), int fd, short events, int timeout_ms)
+static struct cpa_http_io io_of(const struct cpa_ch *ch)
 {
-	struct pollfd p = { .fd = fd, .events = events };
-	int left = timeout_ms;
-	for (;;) {
-		int slice = left < 1000 ? left : 1000;
-		int r = poll(&p, 1, slice);
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (r > 0)
-			return 0;
-		if (r == 0)
-			left -= slice;
-		if (left <= 0)
-			return -ETIMEDOUT;
-		if (idle)
-			idle();
-	}
+	struct cpa_http_io io = { .fd = ch->fd, .timeout_ms = ch->timeout_ms,
+				  .idle = ch->idle };
+	return io;
 }
 
 static int ch_connect(struct cpa_ch *ch, const char *sql)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
-	int r = getaddrinfo(ch->host, ch->port, &hints, &res);
-	if (r)
-		return ch_fail(ch, sql, "cannot resolve %s: %s", ch->host,
-			       gai_strerror(r));
-	int e = 0;
-	for (ai = res; ai; ai = ai->ai_next) {
-		int fd = socket(ai->ai_family,
-				ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-				ai->ai_protocol);
-		if (fd < 0) {
-			e = errno;
-			continue;
-		}
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 &&
-		    errno != EINPROGRESS) {
-			e = errno;
-			close(fd);
-			continue;
-		}
-		int w = wait_fd(ch->idle, fd, POLLOUT, ch->timeout_ms);
-		socklen_t sl = sizeof(e);
-		if (w < 0)
-			e = -w;
-		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl) < 0)
-			e = errno;
-		if (e) {
-			close(fd);
-			continue;
-		}
-		ch->fd = fd;
-		break;
-	}
-	freeaddrinfo(res);
-	if (ch->fd < 0)
-		return ch_fail(ch, sql, "cannot connect: %s",
-			       strerror(e ? e : ECONNREFUSED));
-	return 0;
-}
+	struct cpa_http_io io = io_of(ch);
+	char why[300];
 
-/* A kept connection the server has closed (its keep-alive timeout) reads
- * as end of file before anything is sent. */
-static bool stale(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	if (poll(&p, 1, 0) <= 0)
-		return false;
-	char c;
-	ssize_t k = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-	return k <= 0 && !(k < 0 && (errno == EAGAIN || errno == EINTR));
+	if (cpa_http_connect(ch->host, ch->port, &io, &ch->fd, why,
+			     sizeof(why)) < 0)
+		return ch_fail(ch, sql, "%s", why);
+	return 0;
 }
 
 static int send_all(struct cpa_ch *ch, const uint8_t *p, size_t n)
 {
-	return cpa_send_full_within(ch->fd, p, n, ch->timeout_ms);
+	struct cpa_http_io io = io_of(ch);
+
+	return cpa_http_send(&io, p, n);
 }
 
-/* Reads more of the answer into b. 0, -ENODATA at end of file, -errno. */
-static int recv_more(struct cpa_ch *ch, struct cpa_buf *b)
-{
-	cpa_buf_reserve(b, 65536);
-	for (;;) {
-		ssize_t k = recv(ch->fd, b->p + b->len, b->cap - b->len, 0);
-		if (k > 0) {
-			b->len += (size_t)k;
-			return 0;
-		}
-		if (k == 0)
-			return -ENODATA;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -errno;
-		int r = wait_fd(ch->idle, ch->fd, POLLIN, ch->timeout_ms);
-		if (r < 0)
-			return r;
-	}
-}
-
-static const char *find_header(const char *h, size_t len, const char *name)
-{
-	size_t nl = strlen(name);
-	for (const char *p = h; p && p < h + len;) {
-		const char *eol = memmem(p, (size_t)(h + len - p), "\r\n", 2);
-		if (!eol)
-			break;
-		if ((size_t)(eol - p) > nl && p[nl] == ':' &&
-		    !strncasecmp(p, name, nl)) {
-			p += nl + 1;
-			while (*p == ' ')
-				p++;
-			return p;
-		}
-		p = eol + 2;
-	}
-	return NULL;
-}
-
-/*
- * Reads one answer: status line and headers into ch->hdr, the body
- * (de-chunked) into ch->body. Bytes read past the headers are kept in
- * ch->hdr after them until moved. 0, or -errno / -EPROTO.
- */
+/* One answer: headers into ch->hdr, the body into ch->body. */
 static int read_answer(struct cpa_ch *ch, bool *close_after)
 {
-	struct cpa_buf *h = &ch->hdr;
-	h->len = 0;
-	ch->body.len = 0;
-	const uint8_t *eoh;
-	while (!(eoh = memmem(h->p ? h->p : (const uint8_t *)"", h->len,
-			      "\r\n\r\n", 4))) {
-		if (h->len > CH_HEADER_MAX)
-			return -EPROTO;
-		int r = recv_more(ch, h);
-		if (r < 0)
-			return r;
-	}
-	size_t hlen = (size_t)(eoh - h->p) + 4;
-	int major, minor, status;
-	if (sscanf((char *)h->p, "HTTP/%d.%d %d", &major, &minor, &status) != 3)
-		return -EPROTO;
-	ch->status = status;
-	const char *hs = (const char *)h->p;
-	const char *te = find_header(hs, hlen, "Transfer-Encoding");
-	const char *cl = find_header(hs, hlen, "Content-Length");
-	const char *conn = find_header(hs, hlen, "Connection");
-	*close_after = (conn && !strncasecmp(conn, "close", 5)) ||
-		       (major == 1 && minor == 0);
-	/* what came after the headers is the start of the body */
-	struct cpa_buf raw = {0};
-	cpa_buf_add(&raw, h->p + hlen, h->len - hlen);
-	h->len = hlen;
-	int r = 0;
-	if (te && !strncasecmp(te, "chunked", 7)) {
-		size_t at = 0;
-		for (;;) {
-			const uint8_t *eol;
-			while (!(eol = memmem(raw.p + at, raw.len - at, "\r\n",
-					      2))) {
-				if ((r = recv_more(ch, &raw)) < 0)
-					goto out;
-			}
-			char *e;
-			unsigned long long n = strtoull((char *)raw.p + at, &e,
-							16);
-			if (e == (char *)raw.p + at || n > CH_BODY_MAX ||
-			    ch->body.len + n > CH_BODY_MAX) {
-				r = -EPROTO;
-				goto out;
-			}
-			at = (size_t)(eol - raw.p) + 2;
-			while (raw.len - at < n + 2)
-				if ((r = recv_more(ch, &raw)) < 0)
-					goto out;
-			if (n == 0)
-				break;	/* no trailers from ClickHouse */
-			cpa_buf_add(&ch->body, raw.p + at, n);
-			at += n + 2;
-		}
-	} else if (cl) {
-		unsigned long long n = strtoull(cl, NULL, 10);
-		if (n > CH_BODY_MAX) {
-			r = -EPROTO;
-			goto out;
-		}
-		while (raw.len < n)
-			if ((r = recv_more(ch, &raw)) < 0)
-				goto out;
-		cpa_buf_add(&ch->body, raw.p, n);
-	} else {
-		/* the body runs to the end of the connection */
-		while ((r = recv_more(ch, &raw)) == 0)
-			if (raw.len > CH_BODY_MAX) {
-				r = -EPROTO;
-				goto out;
-			}
-		if (r != -ENODATA)
-			goto out;
-		r = 0;
-		cpa_buf_add(&ch->body, raw.p, raw.len);
-		*close_after = true;
-	}
-out:
-	cpa_buf_free(&raw);
-	return r;
+	struct cpa_http_io io = io_of(ch);
+
+	return cpa_http_read_answer(&io, CH_HEADER_MAX, CH_BODY_MAX, &ch->hdr,
+				    &ch->body, &ch->status, close_after);
 }
 
 /* The server's message: its first line, without ClickHouse's repeated
@@ -482,7 +307,7 @@ static int answered(struct cpa_ch *ch, const char *sql, int r,
 int cpa_ch_exec(struct cpa_ch *ch, const char *sql, const void *data,
 		size_t len, const char *settings)
 {
-	if (ch->fd >= 0 && stale(ch->fd))
+	if (ch->fd >= 0 && cpa_http_stale(ch->fd))
 		cpa_ch_disconnect(ch);
 	if (ch->fd < 0 && ch_connect(ch, sql) < 0)
 		return -1;
@@ -536,11 +361,7 @@ static int answered(struct cpa_ch *ch, const char *sql, int r,
 		cpa_ch_disconnect(ch);
 		return ch_fail(ch, sql, "%s",
 			       r == -EPROTO ? "not an HTTP answer ClickHouse "
-					      "gives"
-			       : r == -ENODATA ? "connection closed by the "
-						 "server"
-			       : r == -ETIMEDOUT ? "no answer in time"
-			       : strerror(-r));
+					      "gives" : cpa_http_strerror(r));
 	}
 	if (close_after)
 		cpa_ch_disconnect(ch);
