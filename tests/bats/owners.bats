@@ -143,9 +143,11 @@ setup() {
 }
 
 # labels_of NAME LABELS: the distinct label prefixes of workload NAME's samples
+# The root labels of a pid's lines: the leading "[...]" frames, up to a
+# marker ([truncated] roots a chain that was cut, under its labels).
 labels_of() {
 	cpa-query --dir "$F/s" --pid "$(cat "$F/$1.pid")" --labels "$2" |
-		awk -F';' '{l = ""; for (i = 1; i <= NF && $i ~ /^\[/; i++) l = l (i > 1 ? ";" : "") $i; print l}' |
+		awk -F';' '{l = ""; for (i = 1; i <= NF && $i ~ /^\[/ && $i != "[truncated]"; i++) l = l (i > 1 ? ";" : "") $i; print l}' |
 		sort -u
 }
 
