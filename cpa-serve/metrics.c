@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "gate.h"
 #include "jobs.h"
 #include "metrics.h"
@@ -123,8 +124,5 @@ void metrics_answer(struct api_request *r, struct answer *a)
 /* The process's start, before main(). */
 __attribute__((constructor)) static void note_start(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	start_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	start_s = (double)cpa_now_ns() / 1e9;
 }
