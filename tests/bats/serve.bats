@@ -40,7 +40,11 @@ setup_file() {
 	wait_for 60 job_attached "$(cat "$F/off.id")"
 	kill -USR1 "$(cat "$F/sleeper.pid")"
 	post host "$(job_body cpu c oncpu host 5 ',"freq":99')"
-	post mem "$(job_body memory c virtual_alloc host 2)"
+	# a process that maps 8M once told to (start.h's handshake)
+	bg memwl "$WL/memory" --virt 8M
+	post mem "$(job_body memory c virtual_alloc pid 4 ",\"pid\":$(cat "$F/memwl.pid")")"
+	wait_for 60 job_attached "$(cat "$F/mem.id")"
+	kill -USR1 "$(cat "$F/memwl.pid")"
 	post long "$(job_body cpu go oncpu pid 600 ",\"pid\":$(cat "$F/pid.pid")")"
 	post bad "$(job_body cpu c oncpu pid 2 ',"pid":4194304')"
 	local root cid
@@ -206,11 +210,15 @@ setup() {
 	[ "$(api GET "/v1/profiling/$id/raw")" = 200 ]
 	[ "$(jqb -r '.data.items[0].profile_type')" = memory:virtual_alloc:bytes:space:bytes ]
 	jqb -e '.data.items[0].profile | .string_table[.sample_type[0].unit] == "bytes"'
+	# the 8 MiB mapping, under the memory kind's root frame, by the
+	# workload's stack (its frames named, or still module+offset when
+	# its symbols were not loaded yet at its first sample)
+	raw_folded "$id" >"$T/mem.raw"
+	grep -E '^memory virtual;(.*;)?(map_region|memory\+0x[0-9a-f]+)(;.*)? [0-9]+$' "$T/mem.raw" >"$T/map"
+	bytes=$(awk '{ s += $NF } END { print s + 0 }' "$T/map")
+	[ "$bytes" -ge 8388608 ]
 	[ "$(BODY_FILE=$T/mem.folded api GET "/v1/profiling/$id/folded")" = 200 ]
-	# the processes that mapped memory meanwhile (the job's own
-	# cpa-unwind does), under the memory kind's root frame
-	grep -qE '^memory virtual;[^;]+;.* [0-9]+$' "$T/mem.folded"
-	run ! grep -v '^memory virtual;' "$T/mem.folded"
+	run ! grep -v '^memory virtual;memory;' "$T/mem.folded"
 }
 
 @test "serve: a job whose capture cannot start goes terminal/failed with execution_start_failed and the capture's words" {
