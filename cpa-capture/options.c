@@ -115,7 +115,8 @@ static const struct argp_option opts[] = {
 	  "which intervals: blocked (sleep to wakeup), runqueue (preempted, "
 	  "yielded, delay after wakeup) or all (default)", 3 },
 	{ "offcpu-min", OPT_OFFCPU_MIN, "DURATION", 0,
-	  "shortest interval recorded, per phase (default 1ms)", 3 },
+	  "shortest interval recorded, per phase, with its unit: 500us, "
+	  "1ms (default 1ms)", 3 },
 	{ "offcpu-stack-size", OPT_OFFCPU_STACK_SIZE, "BYTES", 0,
 	  "user registers and BYTES of user stack copied at switch-out, "
 	  "for unwinding through libraries without frame pointers: 0 (frame "
@@ -330,6 +331,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		cfg->offcpu = true;
 		break;
 	case OPT_OFFCPU_MIN:
+		/* a bare number is no unit a reader can be sure of: 1000
+		 * was 1000 s here, HUATUO's 1000 us (README, "Coming from
+		 * HUATUO"); 0 needs none */
+		if (arg[strspn(arg, "0123456789")] == '\0' && strspn(arg, "0") != strlen(arg))
+			cpa_die_usage("invalid --offcpu-min '%s': give its unit "
+				      "(%sus, %sms, %ss)", arg, arg, arg, arg);
 		cfg->offcpu_min_ns = cpa_opt_duration_ns("--offcpu-min", arg);
 		cfg->offcpu = true;
 		break;

@@ -59,8 +59,9 @@ static uint32_t representative(struct fold_sink *s, uint32_t lsid)
 		case CPA_LABEL_CGROUP: key[i + 1] = ls->container; break;
 		case CPA_LABEL_ENV: key[i + 1] = ls->env; break;
 		case CPA_LABEL_CPU: key[i + 1] = ls->cpu; break;
-		/* made of most of the others: the label set itself */
-		case CPA_LABEL_CPA: key[i + 1] = lsid; break;
+		/* made of some of the others: the label set itself */
+		case CPA_LABEL_CPA:
+		case CPA_LABEL_PROCESS: key[i + 1] = lsid; break;
 		}
 	}
 	if (s->pprof) {	/* every label pprof carries, whichever are shown */
@@ -677,7 +678,9 @@ void stream_sink_aggregate(struct stream_sink *s, uint64_t origin,
 	s->side = side;
 	s->keep = 0;
 	for (unsigned i = 0; i < labels->n; i++)
-		s->keep |= labels->order[i] == CPA_LABEL_CPA
+		s->keep |= labels->order[i] == CPA_LABEL_PROCESS
+				   ? 1u << CPA_LABEL_COMM | 1u << CPA_LABEL_PID
+				   : labels->order[i] == CPA_LABEL_CPA
 				   /* CPA's metadata string is made of them */
 				   ? 1u << CPA_LABEL_COMM | 1u << CPA_LABEL_THREAD |
 				     1u << CPA_LABEL_PID | 1u << CPA_LABEL_CPU |

@@ -321,6 +321,10 @@ static void make_key(struct sample_key *k, const struct cpa_sample *s,
 			break;
 		case CPA_LABEL_ENV: k->env_id = s->env_id; break;
 		case CPA_LABEL_CPU: k->cpu = s->cpu; break;
+		case CPA_LABEL_PROCESS:
+			k->comm_id = s->comm_id;
+			k->pid = s->pid;
+			break;
 		case CPA_LABEL_CPA:	/* CPA's metadata string */
 			k->comm_id = s->comm_id;
 			k->thread_id = s->thread_id;

@@ -115,7 +115,7 @@ EXTRA_DIST += tests/fuzz/corpus
 TESTS += tests/bats/fuzz.bats tests/bats/stream.bats tests/bats/pipeline.bats \
 	tests/bats/monitor.bats tests/bats/install.bats tests/bats/owners.bats \
 	tests/bats/cpa-show.bats tests/bats/cpa-compat.bats \
-	tests/bats/cpa-options.bats
+	tests/bats/cpa-options.bats tests/bats/profile.bats
 # Hostile names, store floods and loss markers (tests/hostile/)
 TESTS += tests/bats/hostile-names.bats tests/bats/store-hostile.bats
 EXTRA_DIST += tests/bats/hostile-names.bats tests/hostile/hostile_names.py \

@@ -18,6 +18,7 @@ static const char *const label_names[] = {
 	[CPA_LABEL_POD] = "pod",
 	[CPA_LABEL_CGROUP] = "cgroup",
 	[CPA_LABEL_CPA] = "cpa",
+	[CPA_LABEL_PROCESS] = "process",
 };
 
 void cpa_labels_default(struct cpa_labels *out)
@@ -30,12 +31,18 @@ int cpa_labels_parse(const char *spec, struct cpa_labels *out, char *err,
 		     size_t errlen)
 {
 	out->n = 0;
+	out->kind_at = 0;
 	if (!strcmp(spec, "none") || !*spec)
 		return 0;
 	const char *p = spec;
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		int found = -1;
+		if (len == 4 && !strncmp(p, "kind", 4)) {
+			out->kind_at = out->n;
+			p += len + (p[len] == ',');
+			continue;
+		}
 		for (size_t i = 0; i < sizeof(label_names) / sizeof(*label_names);
 		     i++)
 			if (strlen(label_names[i]) == len &&
@@ -45,7 +52,8 @@ int cpa_labels_parse(const char *spec, struct cpa_labels *out, char *err,
 			snprintf(err, errlen,
 				 found < 0 ? "unknown label '%.*s' (known: comm, "
 					     "pid, tid, thread, container, pod, "
-					     "cgroup, env, cpu, cpa, or none)"
+					     "cgroup, env, cpu, process, cpa, "
+					     "kind, or none)"
 					   : "too many labels at '%.*s'",
 				 (int)len, p);
 			return -1;
@@ -88,9 +96,11 @@ void cpa_sample_roots(const struct cpa_labels *labels, const struct cpa_dict *d,
 	const char *v;
 	const char *marker = cpa_kind_marker(s->kind);
 
-	if (marker)
-		fn(NULL, marker, ctx);
-	for (unsigned i = 0; i < labels->n; i++) {
+	for (unsigned i = 0; i <= labels->n; i++) {
+		if (i == labels->kind_at && marker)
+			fn(NULL, marker, ctx);
+		if (i == labels->n)
+			break;
 		switch (labels->order[i]) {
 		case CPA_LABEL_COMM:
 			v = cpa_dict_string(d, s->comm_id, NULL);
@@ -125,6 +135,14 @@ void cpa_sample_roots(const struct cpa_labels *labels, const struct cpa_dict *d,
 			snprintf(num, sizeof(num), "%" PRIu32, s->cpu);
 			fn("cpu", num, ctx);
 			break;
+		case CPA_LABEL_PROCESS: {
+			char proc[96];
+			v = cpa_dict_string(d, s->comm_id, NULL);
+			snprintf(proc, sizeof(proc), "process %" PRIu32 ":%s",
+				 s->pid, v && *v ? v : "[unknown]");
+			fn(NULL, proc, ctx);
+			break;
+		}
 		case CPA_LABEL_CPA: {
 			/* CPA's fixed-width metadata, its env SYSTEM
 			 * when no key matched */

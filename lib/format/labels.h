@@ -14,6 +14,9 @@
  *              or a container name recorded as is
  *   pod        "[pod UID]"        cgroup "[cgroup PATH]"
  *   env        "[env VALUE]"
+ *   process    "process PID:COMM", HUATUO's profiler's root
+ *   kind       not a label: where the event kind's marker goes among them
+ *              (default first; "process,kind" is HUATUO's order)
  *   cpa        CPA's metadata string, "COMM(15)GROUP_COMM(15)-CGROUP-CPU-PID|ENV"
  *              (ENV SYSTEM when none), as CPA's show --show_raw prints it
  * A label whose value is missing (no env recorded) is left out.
@@ -39,6 +42,7 @@ enum cpa_label {
 	CPA_LABEL_POD,
 	CPA_LABEL_CGROUP,
 	CPA_LABEL_CPA,
+	CPA_LABEL_PROCESS,
 };
 
 #define CPA_LABELS_MAX 8
@@ -46,6 +50,7 @@ enum cpa_label {
 struct cpa_labels {
 	unsigned n;
 	enum cpa_label order[CPA_LABELS_MAX];
+	unsigned kind_at;	/* the marker goes before order[kind_at] */
 };
 
 /* "comm,pid,cpu" or "none". 0, or -1 with err naming the bad word. */

@@ -50,3 +50,22 @@ kill_bg() {
 	done
 	return 0
 }
+
+# cpa_bg NAME ARGS...: `cpa ARGS` in the background with its own run
+# directory, its output in NAME.log; cpa_wait NAME... waits for each,
+# its exit status in NAME.status. For suites that run their captures
+# at once in setup_file.
+cpa_bg() {
+	local name=$1; shift
+	CPA_RUN_DIR=$T/run.$name cpa "$@" >"$T/$name.log" 2>&1 3>&- &
+	echo $! >"$T/$name.cpid"
+}
+
+cpa_wait() {
+	local name rc
+	for name in "$@"; do
+		rc=0
+		wait "$(cat "$T/$name.cpid")" || rc=$?
+		echo "$rc" >"$T/$name.status"
+	done
+}
