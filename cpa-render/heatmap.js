@@ -9,6 +9,9 @@
  * click one cell) to select that time range; the flame graph below is
  * redrawn for it. "show all", Escape or a click outside the cells go back
  * to the whole profile. The range is kept in the URL as r=FIRST-LAST.
+ * A page that embeds this one in a frame (cpa-serve's /ui) is told each
+ * range as a message, {type: "cpa-range", from_ms, to_ms} (to exclusive;
+ * no times for the whole profile), and nothing else.
  */
 function CpaHeatmap(flame, data) {
 	this.flame = flame;
@@ -111,13 +114,18 @@ CpaHeatmap.prototype.span = function (ms) {
 		ms < 3600000 ? ms / 60000 + " min" : ms / 3600000 + " h";
 };
 
+/* The start of a cell, in ms since the epoch. */
+CpaHeatmap.prototype.cellMs = function (cell) {
+	var d = this.data;
+	return d.start_ms + Math.floor(cell / d.rows) * d.col_ms +
+		Math.round((cell % d.rows) * d.cell_ms);
+};
+
 /* Local wall-clock time of the start of a cell, to the millisecond
  * where cells are shorter than a second. */
 CpaHeatmap.prototype.when = function (cell) {
 	var d = this.data;
-	var ms = d.start_ms + Math.floor(cell / d.rows) * d.col_ms +
-		Math.round((cell % d.rows) * d.cell_ms);
-	var t = new Date(ms);
+	var t = new Date(this.cellMs(cell));
 	function two(n) { return (n < 10 ? "0" : "") + n; }
 	var frac = d.cell_ms < 1000 ?
 		"." + String(t.getMilliseconds() + 1000).substring(1) : "";
@@ -176,8 +184,21 @@ CpaHeatmap.prototype.showAll = function () {
 	this.saveRange();
 };
 
+/* Tells the page embedding this one, if any, the range shown. */
+CpaHeatmap.prototype.tell = function () {
+	var r = this.range, msg = { type: "cpa-range" };
+	if (window.parent === window)
+		return;
+	if (r) {
+		msg.from_ms = this.cellMs(r[0]);
+		msg.to_ms = this.cellMs(r[1] + 1);
+	}
+	window.parent.postMessage(msg, "*");
+};
+
 CpaHeatmap.prototype.saveRange = function () {
 	var f = this.flame, r = this.range;
+	this.tell();
 	if (f.restoring || !window.history || !history.replaceState)
 		return;
 	var url = window.location.search.replace(/([?&])r=[^&]*&?/, "$1")

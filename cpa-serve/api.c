@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "results.h"
 #include "spec.h"
+#include "ui.h"
 
 static struct api_config cfg;
 
@@ -232,7 +233,7 @@ static void h_history(struct api_request *r, struct answer *a)
 	(void)r;
 	if (!cfg.store_dir) {
 		error_answer(a, "route_not_found", "no store: cpa-serve was "
-			     "started without --dir");
+			     "started without --dir or --clickhouse");
 		return;
 	}
 	a->kind = ANSWER_HISTORY;
@@ -277,6 +278,7 @@ static const struct route routes[] = {
 	{ "GET", "/version", AUTH_PUBLIC, BODY_NONE, h_version },
 	{ "GET", "/metrics", AUTH_PUBLIC, BODY_NONE, metrics_answer },
 	{ "GET", "/openapi.json", AUTH_PUBLIC, BODY_NONE, h_openapi },
+	{ "GET", "/ui", AUTH_PUBLIC, BODY_NONE, ui_answer },
 	{ "GET", "/v1/profiling/capabilities", AUTH_USER, BODY_NONE,
 	  h_capabilities },
 	{ "POST", "/v1/profiling", AUTH_USER, BODY_JSON, h_create },

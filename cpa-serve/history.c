@@ -21,6 +21,7 @@
 static const char *const query_params[] = {
 	"from", "to", "last", "comm", "pid", "tid", "cgroup", "container",
 	"pod", "cpu", "env", "kind", "grep", "exclude", "host",
+	"diff-from", "diff-to",
 };
 
 static const struct {
@@ -60,6 +61,7 @@ int history_answer(const char *dir, const struct query_arg *args, size_t n,
 	size_t nq = 0, n_owned = 0, f = 0;
 	struct run_result r;
 	int code = 200;
+	bool diff = false;	/* a baseline: folded lines of two counts */
 
 	if (n > HISTORY_MAX_ARGS)
 		return bad_request(err_out, NULL, "more than %d parameters",
@@ -87,6 +89,7 @@ int history_answer(const char *dir, const struct query_arg *args, size_t n,
 		if (!args[i].value[0])
 			return bad_request(err_out, args[i].key, "%s: empty "
 					   "value", args[i].key);
+		diff |= !strcmp(args[i].key, "diff-from");
 	}
 
 	qargv[nq++] = (char *)run_tool("cpa-query");
@@ -103,7 +106,7 @@ int history_answer(const char *dir, const struct query_arg *args, size_t n,
 		sprintf(owned[n_owned], "--%s=%s", args[i].key, args[i].value);
 		qargv[nq++] = owned[n_owned++];
 	}
-	qargv[nq++] = formats[f].rendered ? "--format=stream"
+	qargv[nq++] = formats[f].rendered && !diff ? "--format=stream"
 		      : !strcmp(formats[f].name, "pprof") ? "--format=pprof"
 							  : "--format=folded";
 	qargv[nq] = NULL;

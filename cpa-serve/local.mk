@@ -30,10 +30,21 @@ cpa_serve_libserve_a_SOURCES = \
 	cpa-serve/fleetraw.c cpa-serve/fleetraw.h \
 	cpa-serve/history.c cpa-serve/history.h \
 	cpa-serve/metrics.c cpa-serve/metrics.h \
+	cpa-serve/ui.c cpa-serve/ui.h \
 	cpa-serve/capabilities.c cpa-serve/capabilities.h \
 	cpa-serve/launcher.c cpa-serve/launcher.h \
 	cpa-serve/privs.c cpa-serve/privs.h \
 	cpa-serve/run.c cpa-serve/run.h
+# The fleet page is kept as plain HTML and built into the program as a C
+# string, as cpa-render's scripts are (with the same script).
+nodist_cpa_serve_libserve_a_SOURCES = cpa-serve/ui_page.c
+cpa-serve/ui_page.c: cpa-serve/ui.html cpa-render/js2c.sh
+	$(AM_V_GEN)$(MKDIR_P) cpa-serve && \
+	$(SHELL) $(srcdir)/cpa-render/js2c.sh \
+		cpa_serve_ui_html $(srcdir)/cpa-serve/ui.html > $@-t && mv $@-t $@
+BUILT_SOURCES += cpa-serve/ui_page.c
+CLEANFILES += cpa-serve/ui_page.c
+EXTRA_DIST += cpa-serve/ui.html
 SERVE_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-serve
 SERVE_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(JSONC_CFLAGS) -pthread
 SERVE_LIBS = cpa-serve/libserve.a $(LIBCPA_FORMAT) $(MHD_LIBS) $(JSONC_LIBS) \
@@ -63,6 +74,10 @@ EXTRA_DIST += docs/api.md tests/data/huatuo-client.sh
 TESTS += tests/bats/apiserver.bats
 dist_check_DATA += tests/bats/apiserver_helper.bash
 EXTRA_DIST += tests/tools/fake-node
+
+# The fleet page in headless Chromium, over ClickHouse and over a store.
+TESTS += tests/bats/serve-ui.bats
+EXTRA_DIST += tests/browser/ui.test.js docs/img/serve-ui.png
 
 # Fuzz target: the job body parser (tests/fuzz/serve_spec_fuzz.c).
 tests_fuzz_serve_spec_replay_SOURCES = tests/fuzz/serve_spec_fuzz.c \

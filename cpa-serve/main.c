@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 		fleet_init(&fc);
 	}
 	{
-		struct api_config ac = { .store_dir = o.store_dir,
+		struct api_config ac = { .store_dir = hc.store_dir,
 					 .features = caps,
 					 .child = o.limits.child,
 					 .workers = hc.workers,

@@ -126,6 +126,16 @@ start_shards() {
 	export CH
 }
 
+# start_server DIR: one server in DIR, no cluster, its schema made by
+# cpa-push --init (for suites that need a ClickHouse, not a fleet's).
+start_server() {
+	local h t
+	h=$(free_port) t=$(free_port)
+	ch_config "$1" "$h" "$t" "$t"
+	ch_start "$1"
+	cpa-push --clickhouse "$(cat "$1/url")" --init
+}
+
 stop_shards() {
 	[ -n "${CH:-}" ] || return 0
 	ch_stop "$CH/s1"

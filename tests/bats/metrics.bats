@@ -39,12 +39,9 @@ setup_file() {
 	command -v prometheus-node-exporter >/dev/null ||
 		skip_missing "prometheus-node-exporter (Debian package)"
 	export CPA_RUN_DIR=$F/run CPA_CONFIG=$F/none.conf CPA_STATS_INTERVAL=1s
-	local ch_http ch_tcp ne prom
-	# the push stage's ClickHouse, its schema made by cpa-push --init
-	ch_http=$(free_port) ch_tcp=$(free_port)
-	ch_config "$F/ch" "$ch_http" "$ch_tcp" "$ch_tcp"
-	ch_start "$F/ch"
-	cpa-push --clickhouse "$(cat "$F/ch/url")" --init
+	local ne prom
+	# the push stage's ClickHouse
+	start_server "$F/ch"
 	start_workload "$F/wl.out" "$WL/chain_fp" --seconds 120
 	echo "$WL_PID" >"$F/wl.pid"
 	cpa monitor --dir "$F/store" --flush 1s --push "$(cat "$F/ch/url")" \
