@@ -74,7 +74,7 @@ void batch_add(struct batch *b, const struct cpa_dict *d,
 		.time = s->time_ns, .value = s->weight, .comm = s->comm_id,
 		.container = s->container_id, .env = s->env_id,
 		.stack = s->stack_id, .kind = s->kind,
-		.flags = s->flags & (CPA_FLAG_FREE | CPA_FLAG_ESTIMATE),
+		.flags = s->flags & CPA_SAMPLE_FLAGS,
 	};
 	struct cpa_htab_probe pr;
 	for (uint32_t id = cpa_htab_first(&b->open_index, row_hash(&r), &pr);

@@ -532,7 +532,8 @@ static uint32_t out_labelset(struct stream_sink *s, uint32_t lsid)
 		[LW_PID] = KEEP(s, CPA_LABEL_PID) ? ls->pid : 0,
 		[LW_TID] = KEEP(s, CPA_LABEL_TID) ? ls->tid : 0,
 		[LW_CPU] = KEEP(s, CPA_LABEL_CPU) ? ls->cpu : 0,
-		[LW_KIND] = ls->kind, [LW_FLAGS] = ls->flags,
+		[LW_KIND] = ls->kind,
+		[LW_FLAGS] = ls->flags & CPA_SAMPLE_FLAGS,
 		[LW_COMM] = KEEP(s, CPA_LABEL_COMM) ? out_string(s, ls->comm) : 0,
 		[LW_THREAD] = KEEP(s, CPA_LABEL_THREAD)
 			      ? out_string(s, ls->thread) : 0,

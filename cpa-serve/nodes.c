@@ -93,7 +93,7 @@ int nodes_load(const char *path, char *err, size_t errlen)
 			return cpa_fail(err, errlen, "%s:%d: expected HOSTNAME "
 					"ADDR:PORT", path, lineno);
 		}
-		snprintf(n.name, sizeof(n.name), "%s", name);
+		memcpy(n.name, name, strlen(name) + 1);	/* fits: checked above */
 		for (size_t i = 0; i < n_nodes; i++)
 			if (!strcmp(nodes[i].name, name)) {
 				fclose(f);

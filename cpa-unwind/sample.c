@@ -298,8 +298,8 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		.cpu = s.cpu,
 		.kind = s.kind,
 		/* the id pairs frees with this allocation here; a symbolized
-		 * sample never carries it */
-		.flags = (uint16_t)(s.flags & ~CPA_RAW_ALLOC_ID),
+		 * sample never carries it, nor how its stack was read */
+		.flags = (uint16_t)(s.flags & CPA_SAMPLE_FLAGS),
 		.stack_id = output_stack(u->out, u->frames, n),
 		.comm_id = label_id(u, leader, CPA_COMM_LEN),
 		.thread_id = label_id(u, s.comm, CPA_COMM_LEN),

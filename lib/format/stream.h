@@ -97,6 +97,10 @@ enum cpa_unit {
  * it is subtracted. ESTIMATE: the weight was scaled up from sampling. */
 #define CPA_FLAG_FREE		0x0040
 #define CPA_FLAG_ESTIMATE	0x0080
+/* The flags a sample record keeps: a raw sample's other bits say how its
+ * stack was read, which the symbolized stack already shows. Readers mask
+ * with it too: older streams and stores may hold those bits. */
+#define CPA_SAMPLE_FLAGS	(CPA_FLAG_FREE | CPA_FLAG_ESTIMATE)
 /* Raw sample only: an 8-byte allocation id follows the fixed part, so a
  * later free (FREE|ALLOC_ID, no stack) finds its allocation's stack in
  * cpa-unwind. Never set on a symbolized sample. */

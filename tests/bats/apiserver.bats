@@ -68,7 +68,9 @@ setup() {
 	part_built libmicrohttpd || skip "built without libmicrohttpd"
 	require_serve_tools
 	export SERVE_URL TOKEN
-	SERVE_URL=http://127.0.0.1:$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$F/api/serve.log" | tail -1)
+	local port
+	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$F/api/serve.log" | tail -1)
+	SERVE_URL=http://127.0.0.1:$port
 	TOKEN=$(cat "$F/api/token")
 }
 
@@ -130,7 +132,8 @@ setup() {
 			false
 		fi
 		jq -e '.data.terminal.outcome == "failed" and (.data.terminal.message | length > 0)' <<<"$rec"
-		[ "$(cat "$F/api/serve.log.1" "$F/api/serve.log" | grep -c "job $id on f-$m: failed: ${want[$m]}: ")" = 1 ]
+		n=$(cat "$F/api/serve.log.1" "$F/api/serve.log" | grep -c "job $id on f-$m: failed: ${want[$m]}: ")
+		[ "$n" = 1 ]
 	done
 	# the real nodes' jobs were not held by them
 	wait_job "$(cat "$F/job-b")" completed 60
@@ -170,7 +173,8 @@ setup() {
 	# alice sees her job only; the administrator sees every host's
 	code=$(TOKEN=alice-token-0123456789 api GET /v1/profiling)
 	[ "$code" = 200 ]
-	[ "$(jqb -r '[.data.items[].request_id] | join(" ")')" = "$mine" ]
+	ids=$(jqb -r '[.data.items[].request_id] | join(" ")')
+	[ "$ids" = "$mine" ]
 	code=$(api GET "/v1/profiling?limit=1000")
 	[ "$code" = 200 ]
 	jqb -e --arg a "$mine" --arg b "$theirs" '[.data.items[].request_id] | index($a) and index($b)'

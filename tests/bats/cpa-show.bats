@@ -6,6 +6,7 @@ load helper
 
 setup() {
 	T=$BATS_TEST_TMPDIR
+	midday_tz	# the examples name times of day 25 minutes back
 	STORE=$T/store
 	# The documented commands name no directory: the config file does.
 	printf 'dir = %s\n' "$STORE" >"$T/cpa.conf"

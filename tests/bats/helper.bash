@@ -65,6 +65,16 @@ require_part() {
 	part_built "$1" || skip "cpa built --without-$1"
 }
 
+# midday_tz: exports a TZ in which it is now about noon, so a test that
+# names times of day (HH:MM, "today") a few minutes back never crosses
+# midnight, whenever it runs.
+midday_tz() {
+	local h
+	h=$(date -u +%-H)
+	TZ=$(printf 'CPA%+d' $((h - 12)))
+	export TZ
+}
+
 ensure_tracefs() {
 	if [ ! -d /sys/kernel/tracing/events ]; then
 		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true

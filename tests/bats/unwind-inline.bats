@@ -57,7 +57,9 @@ by_addr2line() {
 	local w=$1
 	grep "^$w;" "$F/addrs.folded" >"$F/$w.addrs"
 	grep -o "$w+0x[0-9a-f]*" "$F/$w.addrs" | sed "s/^$w+//" | sort -u >"$F/$w.pcs"
-	addr2line -a -i -f -C -e "$F/$w.full" <"$F/$w.pcs" >"$F/$w.a2l"
+	# LLVM's addr2line: binutils' names a C++ static function inlined
+	# into a method (inline_chain.c's now() in svc::run) by the method
+	llvm-addr2line -a -i -f -C -e "$F/$w.full" <"$F/$w.pcs" >"$F/$w.a2l"
 	awk -v w="$w" '
 		FNR == NR {
 			# 0xADDR, then function and file:line pairs, innermost first
