@@ -645,6 +645,26 @@ void fleet_read(struct fleet *f, uint64_t from, uint64_t to, unsigned column,
 	st->segments++;
 }
 
+void fleet_check_windows(struct fleet *f, uint64_t from, uint64_t to,
+			 uint64_t max)
+{
+	struct cpa_buf q = {0};
+	uint64_t v;
+	/* a host's (or a job's) 10 s of history is one window, however
+	 * finely its store cut it */
+	cpa_ch_addf(&q, "SELECT count() FROM (SELECT DISTINCT host, job, "
+		    "intDiv(time, 10000000000) FROM %s.samples",
+		    f->o->database);
+	where_sql(f, &q, from, to, false);
+	cpa_ch_add(&q, ")");
+	if (cpa_ch_numbers(&f->ch, &q, &v, 1) < 0)
+		cpa_die("%s", f->ch.err);
+	if (v > max)
+		cpa_die("%s: %llu windows match, more than --max-windows %llu",
+			f->ch.url, (unsigned long long)v,
+			(unsigned long long)max);
+}
+
 uint64_t fleet_interval(struct fleet *f, uint64_t from, uint64_t to)
 {
 	struct cpa_buf q = {0};

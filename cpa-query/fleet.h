@@ -41,6 +41,10 @@ void fleet_close(struct fleet *f);
 void fleet_read(struct fleet *f, uint64_t from, uint64_t to, unsigned column,
 		uint64_t every_ns, uint64_t origin, bool held, struct sink *k,
 		struct scan_stats *st);
+/* --max-windows: dies when more than max windows (a host's or a job's
+ * 10 s) pass the filters in [from, to). */
+void fleet_check_windows(struct fleet *f, uint64_t from, uint64_t to,
+			 uint64_t max);
 /* The longest window length of the range (for the stream's meta). */
 uint64_t fleet_interval(struct fleet *f, uint64_t from, uint64_t to);
 /* --list: one line per host, then the range ("range A .. B (D, N rows)"). */

@@ -163,6 +163,9 @@ int main(int argc, char **argv)
 	if (o.clickhouse) {
 		fleet_open(&fleet, &o);
 		src.fleet = &fleet;
+		if (o.max_windows)
+			fleet_check_windows(&fleet, o.from, o.to,
+					    o.max_windows);
 	} else {
 		stores_open(&src.ss, o.dirs, o.n_dirs);
 		if (o.windows)

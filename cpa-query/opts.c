@@ -16,6 +16,7 @@ enum {
 	OPT_SPLIT_EVERY, OPT_TOP, OPT_DIFF_FROM, OPT_DIFF_TO, OPT_GROWTH, OPT_STACKS,
 	OPT_PRUNE, OPT_CALLEE, OPT_FOLLOW, OPT_CURSOR, OPT_POLL,
 	OPT_CLICKHOUSE, OPT_DATABASE, OPT_HOST, OPT_WINDOWS, OPT_ONCE, OPT_JOB,
+	OPT_MAX_WINDOWS,
 };
 
 static const char doc[] =
@@ -62,6 +63,9 @@ static const struct argp_option options[] = {
 	{"job", OPT_JOB, "ID", 0, "With --clickhouse, the windows of the "
 	 "profiling job ID (a request_id cpa-serve's node published) "
 	 "instead of the hosts' continuous history", 2},
+	{"max-windows", OPT_MAX_WINDOWS, "N", 0, "With --clickhouse, refuse "
+	 "(exit 1) a query that more than N windows (a host's 10 s) match, "
+	 "before reading any", 2},
 	{"pid", OPT_PID, "PID[,PID]", 0, "Only these processes", 2},
 	{"tid", OPT_TID, "TID[,TID]", 0, "Only these threads", 2},
 	{"comm", OPT_COMM, "NAME", 0, "Only processes named NAME, or whose "
@@ -148,6 +152,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (!*arg)
 			cpa_die_usage("invalid --host '': empty");
 		add_str(&o->hosts, &o->n_hosts, arg);
+		break;
+	case OPT_MAX_WINDOWS:
+		o->max_windows = cpa_opt_uint("--max-windows", arg, 1,
+					      UINT32_MAX);
 		break;
 	case OPT_JOB:
 		if (!*arg)
@@ -371,8 +379,10 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 	if (!o->database)
 		o->database = "cpa";
 	if (!o->clickhouse && (o->n_hosts || o->host_label || o->job ||
+			       o->max_windows ||
 			       strcmp(o->database, "cpa")))
-		cpa_die_usage("--host, --job, --labels host and --database go "
+		cpa_die_usage("--host, --job, --max-windows, --labels host and "
+			      "--database go "
 			      "with "
 			      "--clickhouse (a store is one host's)");
 	if (o->clickhouse) {

@@ -39,6 +39,7 @@ struct query_opts {
 	const char **hosts;		/* --host GLOB, any of them */
 	size_t n_hosts;
 	const char *job;		/* --job ID: a job's windows */
+	uint64_t max_windows;		/* --max-windows: refuse past it */
 	bool host_label;		/* --labels host: a first frame */
 	bool follow;			/* --follow: committed blocks, forever */
 	const char *cursor;		/* --follow: start after this position */

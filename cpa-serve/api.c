@@ -20,6 +20,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "metrics.h"
+#include "querier.h"
 #include "results.h"
 #include "spec.h"
 #include "ui.h"
@@ -220,14 +221,6 @@ static void h_result(struct api_request *r, struct answer *a)
 }
 
 
-static void h_querier(struct api_request *r, struct answer *a)
-{
-	(void)r;
-	error_answer(a, "service_unavailable", "Profiling query service is "
-		     "unavailable on a node; the fleet's apiserver "
-		     "(cpa-serve --fleet) serves it");
-}
-
 static void h_history(struct api_request *r, struct answer *a)
 {
 	(void)r;
@@ -284,7 +277,10 @@ static const struct route routes[] = {
 	{ "POST", "/v1/profiling", AUTH_USER, BODY_JSON, h_create },
 	{ "GET", "/v1/profiling", AUTH_USER, BODY_NONE, h_list },
 	{ "POST", "/v1/profiling/flamegraph/querier.v1.QuerierService/{id}",
-	  AUTH_ADMIN, BODY_PROTO, h_querier },
+	  AUTH_ADMIN, BODY_PROTO, querier_handle },
+	/* Pyroscope's own path, as Grafana's data source calls it */
+	{ "POST", "/querier.v1.QuerierService/{id}", AUTH_ADMIN, BODY_PROTO,
+	  querier_handle },
 	{ "GET", "/v1/profiling/{id}", AUTH_USER, BODY_NONE, h_get },
 	{ "POST", "/v1/profiling/{id}/stop", AUTH_USER, BODY_NONE, h_stop },
 	{ "GET", "/v1/profiling/{id}/raw", AUTH_USER, BODY_NONE, h_raw },
@@ -388,6 +384,10 @@ static void h_openapi(struct api_request *r, struct answer *a)
 		char method[8];
 
 		snprintf(path, sizeof(path), "%s", routes[i].pattern);
+		/* the querier's last segment is a method, not a job */
+		if ((d = strstr(path, "QuerierService/{id}")) != NULL)
+			snprintf(d, sizeof(path) - (size_t)(d - path),
+				 "QuerierService/{method}");
 		while ((d = strstr(path, "{id}")) != NULL) {
 			memmove(d + 12, d + 4, strlen(d + 4) + 1);
 			memcpy(d, "{request_id}", 12);

@@ -30,6 +30,7 @@ struct fleet_config {
 	unsigned grace_s;		/* running past the duration (60 s) */
 	unsigned call_ms;		/* one node call, at most (10 s) */
 	const char *clickhouse;		/* where the nodes publish */
+	unsigned max_windows;		/* a flame graph's, at most */
 };
 
 void fleet_init(const struct fleet_config *c);

@@ -6,6 +6,8 @@ noinst_LIBRARIES += cpa-serve/libserve.a
 bin_PROGRAMS += cpa-serve/cpa-serve
 check_PROGRAMS += tests/fuzz/serve_spec_replay
 FUZZ_TARGETS += serve_spec
+check_PROGRAMS += tests/fuzz/serve_querier_replay
+FUZZ_TARGETS += serve_querier
 endif
 cpa_serve_libserve_a_SOURCES = \
 	cpa-serve/opts.c cpa-serve/opts.h \
@@ -28,6 +30,8 @@ cpa_serve_libserve_a_SOURCES = \
 	cpa-serve/nodeapi.c cpa-serve/nodeapi.h \
 	cpa-serve/fleet.c cpa-serve/fleet.h \
 	cpa-serve/fleetraw.c cpa-serve/fleetraw.h \
+	cpa-serve/flame.c cpa-serve/flame.h \
+	cpa-serve/querier.c cpa-serve/querier.h \
 	cpa-serve/history.c cpa-serve/history.h \
 	cpa-serve/metrics.c cpa-serve/metrics.h \
 	cpa-serve/ui.c cpa-serve/ui.h \
@@ -73,7 +77,8 @@ EXTRA_DIST += docs/api.md tests/data/huatuo-client.sh
 # loopback, a ClickHouse server of the suite's own.
 TESTS += tests/bats/apiserver.bats
 dist_check_DATA += tests/bats/apiserver_helper.bash
-EXTRA_DIST += tests/tools/fake-node
+EXTRA_DIST += tests/tools/fake-node tests/tools/pyroscope-query \
+	tests/data/pyroscope.proto
 
 # The fleet page in headless Chromium, over ClickHouse and over a store.
 TESTS += tests/bats/serve-ui.bats
@@ -86,6 +91,14 @@ tests_fuzz_serve_spec_replay_CPPFLAGS = $(SERVE_CPPFLAGS)
 tests_fuzz_serve_spec_replay_CFLAGS = $(SERVE_CFLAGS)
 tests_fuzz_serve_spec_replay_LDADD = $(SERVE_LIBS)
 FUZZ_TOOL_serve_spec = serve
+# Fuzz target: the Pyroscope query bodies (tests/fuzz/serve_querier_fuzz.c).
+tests_fuzz_serve_querier_replay_SOURCES = tests/fuzz/serve_querier_fuzz.c \
+	tests/fuzz/replay.c
+tests_fuzz_serve_querier_replay_CPPFLAGS = $(SERVE_CPPFLAGS)
+tests_fuzz_serve_querier_replay_CFLAGS = $(SERVE_CFLAGS)
+tests_fuzz_serve_querier_replay_LDADD = $(SERVE_LIBS)
+FUZZ_TOOL_serve_querier = serve
+EXTRA_DIST += tests/fuzz/serve_querier_fuzz.c
 FUZZ_CFLAGS_serve = -I$(srcdir)/cpa-serve $(JSONC_CFLAGS) $(MHD_CFLAGS)
 FUZZ_LIBS_serve = $(JSONC_LIBS) $(MHD_LIBS)
 EXTRA_DIST += tests/fuzz/serve_spec_fuzz.c

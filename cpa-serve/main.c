@@ -144,6 +144,7 @@ int main(int argc, char **argv)
 			.grace_s = o.limits.grace_s,
 			.call_ms = o.node_timeout_ms,
 			.clickhouse = o.clickhouse,
+			.max_windows = o.max_query_windows,
 		};
 
 		if (o.nodes_file && nodes_load(o.nodes_file, err, sizeof(err)))

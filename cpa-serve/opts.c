@@ -21,6 +21,7 @@ enum {
 	OPT_READ_TIMEOUT, OPT_FLEET, OPT_NODES, OPT_NODE_PORT, OPT_NODE_TIMEOUT,
 	OPT_NODE_POLL, OPT_PENDING_TIMEOUT, OPT_NODE_UNAVAILABLE,
 	OPT_STOP_TIMEOUT, OPT_HOSTNAME, OPT_PUBLISH, OPT_CLUSTER,
+	OPT_MAX_QUERY_WINDOWS,
 };
 
 static const char doc[] =
@@ -129,6 +130,9 @@ static const struct argp_option options[] = {
 	  "(default 30)", 3 },
 	{ "stop-timeout", OPT_STOP_TIMEOUT, "SECONDS", 0, "A stopping job not "
 	  "ended this long after is failed as stop_timeout (default 60)", 3 },
+	{ "max-query-windows", OPT_MAX_QUERY_WINDOWS, "N", 0, "A flame graph "
+	  "of the Pyroscope routes merges at most N windows (a host's 10 s); "
+	  "more is 400 (default 100000)", 3 },
 	{ "verbose", 'v', NULL, 0, "Say more on stderr", 4 },
 	{ 0 },
 };
@@ -224,6 +228,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_STOP_TIMEOUT:
 		o->limits.stop_timeout_s = (unsigned)cpa_opt_uint(
 			"--stop-timeout", arg, 1, 3600);
+		break;
+	case OPT_MAX_QUERY_WINDOWS:
+		o->max_query_windows = (unsigned)cpa_opt_uint(
+			"--max-query-windows", arg, 1, 100000000);
 		break;
 	case OPT_HOSTNAME:
 		if (!arg[0] || strlen(arg) > SPEC_HOSTNAME_MAX)
@@ -352,6 +360,7 @@ void serve_parse_options(int argc, char **argv, struct serve_opts *o)
 	o->node_poll_ms = 5000;
 	o->pending_s = 30;
 	o->unavailable_s = 30;
+	o->max_query_windows = 100000;
 	argp_parse(&argp, argc, argv, 0, NULL, o);
 	o->limits.fleet = o->fleet;
 	if (o->fleet) {

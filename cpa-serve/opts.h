@@ -20,6 +20,7 @@ struct serve_opts {
 	unsigned node_port;		/* nodes by host name */
 	unsigned node_timeout_ms, node_poll_ms, pending_s, unavailable_s;
 	bool max_jobs_given, max_per_target_given;
+	unsigned max_query_windows;
 	const char *tls_cert, *tls_key;
 	const char *user;
 	struct serve_limits limits;

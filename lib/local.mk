@@ -61,6 +61,7 @@ lib_format_libcpa_format_a_SOURCES = \
 	lib/format/cpastore.c lib/format/cpastore.h \
 	lib/format/folded.c lib/format/folded.h \
 	lib/format/httpc.c lib/format/httpc.h \
+	lib/format/protobuf.c lib/format/protobuf.h \
 	lib/format/owner.c lib/format/owner.h \
 	lib/format/labels.c lib/format/labels.h \
 	lib/format/pprof.c lib/format/pprof.h \

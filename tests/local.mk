@@ -111,6 +111,12 @@ FUZZ_TARGETS += cpastore
 check_PROGRAMS += tests/fuzz/cpastore_replay
 tests_fuzz_cpastore_replay_SOURCES = tests/fuzz/cpastore_fuzz.c tests/fuzz/replay.c
 tests_fuzz_cpastore_replay_LDADD = $(UNIT_LDADD) $(ZSTD_LIBS)
+# lib/format/protobuf.c: protobuf's wire format, as Pyroscope's queries
+# come (cpa-serve --fleet)
+FUZZ_TARGETS += protobuf
+check_PROGRAMS += tests/fuzz/protobuf_replay
+tests_fuzz_protobuf_replay_SOURCES = tests/fuzz/protobuf_fuzz.c tests/fuzz/replay.c
+tests_fuzz_protobuf_replay_LDADD = $(UNIT_LDADD)
 EXTRA_DIST += tests/fuzz/corpus
 TESTS += tests/bats/fuzz.bats tests/bats/stream.bats tests/bats/pipeline.bats \
 	tests/bats/monitor.bats tests/bats/install.bats tests/bats/owners.bats \

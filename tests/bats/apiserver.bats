@@ -6,7 +6,10 @@
 # (tests/tools/fake-node: garbage, silence, a byte a second, forgotten
 # or regressing Operations, refusals, wrong codes) get the contract's
 # outcome each, in one log line, while the real nodes' jobs go on. The
-# apiserver is restarted while every job is active. One run serves every
+# apiserver is restarted while jobs are active. Pyroscope's query API,
+# as Grafana's data source calls it (tests/tools/pyroscope-query, the
+# messages of tests/data/pyroscope.proto compiled by protoc), over three
+# hosts' continuous history and the jobs' windows. One run serves every
 # test (setup_file).
 load helper
 load store_helper
@@ -34,6 +37,9 @@ setup_file() {
 EOF
 )
 	api_fleet_clickhouse
+	# three hosts' continuous history, pushed as cpa monitor --push does
+	# (synthetic stores: gen-stream's whole hosts, on- and off-CPU)
+	syn_hosts
 	start_workload "$F/wl.out" "$WL/chain_fp" --seconds 120
 	echo "$WL_PID" >"$F/wl.pid"
 	export WLPID=$WL_PID
@@ -50,7 +56,7 @@ EOF
 		new_job "$(printf '{"type":"cpu","language":"c","mode":"oncpu","scope":"host","duration_seconds":2,"hostname":"f-%s"}' "$m")" >"$F/job-f-$m"
 	done
 	# the apiserver goes away while jobs are active, and comes back
-	wait_for 60 job_has_status "$(cat "$F/job-stop")" running
+	wait_for 120 job_has_status "$(cat "$F/job-stop")" running
 	api GET '/v1/profiling?limit=1000' >/dev/null
 	jqb -r '.data.items[] | select(.status != "terminal") | .request_id' >"$F/active"
 	serve_stop
@@ -68,9 +74,7 @@ setup() {
 	part_built libmicrohttpd || skip "built without libmicrohttpd"
 	require_serve_tools
 	export SERVE_URL TOKEN
-	local port
-	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$F/api/serve.log" | tail -1)
-	SERVE_URL=http://127.0.0.1:$port
+	SERVE_URL=http://127.0.0.1:$(node_port api/serve)
 	TOKEN=$(cat "$F/api/token")
 }
 
@@ -96,7 +100,8 @@ setup() {
 	[ "$(jqb -r '.data.items[0].hostname')" = node-b ]
 	[ "$(jqb -r '.data.items[0].profile_type')" = "process_cpu:cpu:nanoseconds:cpu:nanoseconds" ]
 	jqb -e '.data.items[0].uploaded_timestamp | test("^[0-9-]{10}T[0-9:]{8}\\.[0-9]{9}Z$")'
-	jqb -e '.data.has_more == true and .data.limit == 1'
+	n=$(ls "$F/node-b/jobs/$id/windows/"*.json | wc -l)
+	jqb -e --argjson n "$n" '.data.has_more == ($n > 1) and .data.limit == 1'
 	# a continuous-history query does not count the job's windows
 	[ -z "$(cpa-query --clickhouse "$CH_URL" --comm chain_fp)" ]
 	[ -n "$(cpa-query --clickhouse "$CH_URL" --job "$id" --comm chain_fp)" ]
@@ -116,7 +121,7 @@ setup() {
 }
 
 @test "apiserver: each misbehaving node gets its job the contract's outcome, in one log line" {
-	local m id want rec
+	local m id want rec n
 	declare -A want=([garbage]=protocol_error [silent]=node_unavailable
 		[slow]=node_unavailable [pending]=start_timeout
 		[lost]=operation_lost [regress]=protocol_error
@@ -173,8 +178,8 @@ setup() {
 	# alice sees her job only; the administrator sees every host's
 	code=$(TOKEN=alice-token-0123456789 api GET /v1/profiling)
 	[ "$code" = 200 ]
-	ids=$(jqb -r '[.data.items[].request_id] | join(" ")')
-	[ "$ids" = "$mine" ]
+	run jqb -r '[.data.items[].request_id] | join(" ")'
+	[ "$output" = "$mine" ]
 	code=$(api GET "/v1/profiling?limit=1000")
 	[ "$code" = 200 ]
 	jqb -e --arg a "$mine" --arg b "$theirs" '[.data.items[].request_id] | index($a) and index($b)'
@@ -195,4 +200,144 @@ setup() {
 	code=$(TOKEN=alice-token-0123456789 api POST /v1/profiling -H 'Content-Type: application/json' \
 		-d '{"type":"cpu","language":"c","mode":"oncpu","scope":"host","duration_seconds":30,"hostname":"f-slow"}')
 	[ "$code" = 201 ]
+}
+
+@test "Pyroscope: a merged flame graph of three hosts is the sum of their local queries, at both paths" {
+	require_protobuf
+	local t0 t1 i
+	read -r t0 t1 <"$F/syn.range"
+	pyq merge process_cpu:samples:count:cpu:nanoseconds '{hostname="syn-*"}' \
+		"$((t0 * 1000))" "$((t1 * 1000))" >"$T/fleet"
+	for i in 1 2 3; do
+		cpa-query --dir "$F/syn-$i" --kind oncpu --from "@$t0" --to "@$t1" >"$T/l$i"
+		[ -s "$T/l$i" ]
+	done
+	sum_folded "$T/l1" "$T/l2" "$T/l3" >"$T/local"
+	grep -v '^# ' "$T/fleet" | LC_ALL=C sort >"$T/stacks"
+	same_lines "$T/stacks" "$T/local"
+	[ "$(sed -n 's/^# total //p' "$T/fleet")" = "$(awk '{ s += $NF } END { print s }' "$T/local")" ]
+	# one host, off-CPU, at HUATUO's path
+	QUERIER_PATH=/v1/profiling/flamegraph/querier.v1.QuerierService \
+		pyq merge off_cpu:off_cpu:nanoseconds:off_cpu:nanoseconds '{hostname="syn-2"}' \
+		"$((t0 * 1000))" "$((t1 * 1000))" | grep -v '^# ' | LC_ALL=C sort >"$T/off"
+	cpa-query --dir "$F/syn-2" --kind offcpu-blocked,offcpu-preempted,offcpu-yielded,offcpu-delay \
+		--from "@$t0" --to "@$t1" | LC_ALL=C sort >"$T/off.local"
+	[ -s "$T/off.local" ]
+	same_lines "$T/off" "$T/off.local"
+}
+
+@test "Pyroscope: a job's windows by id; its CPU nanoseconds are its samples times the period" {
+	require_protobuf
+	local id now
+	id=$(cat "$F/job-b")
+	wait_job "$id" completed 60
+	now=$(date +%s)
+	pyq merge process_cpu:samples:count:cpu:nanoseconds "{id=\"$id\"}" \
+		"$(( (now - 1800) * 1000 ))" "$(( now * 1000 ))" | grep -v '^# ' | LC_ALL=C sort >"$T/fleet"
+	raw_of "$id" | sed 's/^/chain_fp;/' | LC_ALL=C sort >"$T/raw"
+	[ -s "$T/raw" ]
+	same_lines "$T/fleet" "$T/raw"
+	pyq merge process_cpu:cpu:nanoseconds:cpu:nanoseconds "{id=\"$id\"}" \
+		"$(( (now - 1800) * 1000 ))" "$(( now * 1000 ))" | grep -v '^# ' | LC_ALL=C sort >"$T/ns"
+	awk '{ n = $NF; $NF = n * 20408163; print }' "$T/raw" | LC_ALL=C sort >"$T/raw.ns"
+	same_lines "$T/ns" "$T/raw.ns"
+	# a host's continuous history holds none of it; without a job, no period
+	run pyq merge process_cpu:cpu:nanoseconds:cpu:nanoseconds '{hostname="node-b"}' \
+		"$(( (now - 1800) * 1000 ))" "$(( now * 1000 ))"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "HTTP 400 "*"sampling frequency"* ]]
+	run pyq merge process_cpu:samples:count:cpu:nanoseconds '{hostname="node-b"}' \
+		"$(( (now - 1800) * 1000 ))" "$(( now * 1000 ))"
+	[ "$output" = 'HTTP 404 {"error":{"code":"not_found","message":"profiles not found"}}' ]
+}
+
+@test "Pyroscope: ProfileTypes, LabelNames and LabelValues" {
+	require_protobuf
+	local t0 t1 now
+	read -r t0 t1 <"$F/syn.range"
+	now=$(date +%s)
+	pyq types "$((t0 * 1000))" "$(( now * 1000 ))" >"$T/types"
+	grep -qx 'process_cpu:samples:count:cpu:nanoseconds process_cpu samples count cpu nanoseconds' "$T/types"
+	grep -qx 'off_cpu:off_cpu:nanoseconds:off_cpu:nanoseconds off_cpu off_cpu nanoseconds off_cpu nanoseconds' "$T/types"
+	grep -qx 'process_cpu:cpu:nanoseconds:cpu:nanoseconds process_cpu cpu nanoseconds cpu nanoseconds' "$T/types"
+	[ "$(wc -l <"$T/types")" = 3 ]
+	# the synthetic hours alone: no job there
+	pyq types "$((t0 * 1000))" "$((t1 * 1000))" >"$T/types2"
+	[ "$(wc -l <"$T/types2")" = 2 ]
+	run pyq names
+	[ "$output" = "$(printf 'region\nhostname\ncontainer_id\ncontainer_hostname\ncontainer_host_namespace')" ]
+	run pyq values hostname '{__profile_type__="process_cpu:samples:count:cpu:nanoseconds"}' \
+		"$((t0 * 1000))" "$(( now * 1000 ))"
+	[ "$output" = "$(printf 'node-a\nnode-b\nsyn-1\nsyn-2\nsyn-3')" ]
+	run pyq values hostname '{hostname="syn-1"}' "$((t0 * 1000))" "$(( now * 1000 ))"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "HTTP 400 "*"__profile_type__"* ]]
+}
+
+@test "Pyroscope: bad bodies and queries get the contract's codes, each in one log line" {
+	require_protobuf
+	local good
+	good='pb.SelectMergeStacktracesRequest(profile_typeID="process_cpu:samples:count:cpu:nanoseconds", label_selector="{hostname=\"syn-1\"}", start=1, end=2).SerializeToString()'
+	pb_body "$T/cut" "$good[:-3]"
+	code=$(querier_post SelectMergeStacktraces "$T/cut")
+	[ "$code" = 400 ]
+	[ "$(jq -c . "$T/body")" = '{"error":{"code":"invalid_request","message":"invalid protobuf request"}}' ]
+	# nested ten thousand deep: a GoPGO whose bool is a message, and so on
+	pb_body "$T/deep" 'ld(7, __import__("functools").reduce(lambda b, _: ld(2, b), range(10000), b""))'
+	code=$(querier_post SelectMergeStacktraces "$T/deep")
+	[ "$code" = 400 ]
+	[ "$(jq -r .error.message "$T/body")" = "invalid protobuf request" ]
+	pb_body "$T/group" 'b"\x0b\x0c"'
+	code=$(querier_post ProfileTypes "$T/group")
+	[ "$code" = 400 ]
+	[ "$(grep -c 'invalid protobuf request' "$F/api/serve.log")" = 3 ]
+	# the query: five parts, = matchers of known labels, a host, a range
+	for sel in '{hostname!="syn-1"}' '{hostname=~"syn.*"}' '{pod="x"}' '{region="r"}' '{hostname="a", hostname="b"}'; do
+		pb_body "$T/q" "pb.SelectMergeStacktracesRequest(profile_typeID='process_cpu:samples:count:cpu:nanoseconds', label_selector='$sel', start=1, end=2).SerializeToString()"
+		code=$(querier_post SelectMergeStacktraces "$T/q")
+		[ "$code" = 400 ]
+		[ "$(jq -r .error.code "$T/body")" = invalid_request ]
+	done
+	pb_body "$T/q" 'pb.SelectMergeStacktracesRequest(profile_typeID="process_cpu:samples:count:cpu", label_selector="{hostname=\"syn-1\"}", start=1, end=2).SerializeToString()'
+	code=$(querier_post SelectMergeStacktraces "$T/q")
+	[ "$code" = 400 ]
+	pb_body "$T/q" 'pb.SelectMergeStacktracesRequest(profile_typeID="process_cpu:samples:count:cpu:nanoseconds", label_selector="{hostname=\"syn-1\"}", start=5, end=2).SerializeToString()'
+	code=$(querier_post SelectMergeStacktraces "$T/q")
+	[ "$code" = 400 ]
+	pb_body "$T/q" 'pb.SelectMergeStacktracesRequest(profile_typeID="a:b:c:d:e", label_selector="{hostname=\"syn-1\"}", start=1, end=2).SerializeToString()'
+	code=$(querier_post SelectMergeStacktraces "$T/q")
+	[ "$code" = 400 ]
+	pb_body "$T/q" 'pb.SelectMergeStacktracesRequest(profile_typeID="process_cpu:samples:count:cpu:nanoseconds", label_selector="{}", start=1, end=2).SerializeToString()'
+	code=$(querier_post SelectMergeStacktraces "$T/q")
+	[ "$code" = 400 ]
+	# who may ask, and in what type
+	code=$(querier_post LabelNames "$T/q" alice-token-0123456789)
+	[ "$code" = 403 ]
+	code=$(curl -sS -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
+		-H 'Content-Type: application/json' -d '{}' "$SERVE_URL/querier.v1.QuerierService/LabelNames")
+	[ "$code" = 415 ]
+	code=$(querier_post SelectSeries "$T/q")
+	[ "$code" = 404 ]
+}
+
+@test "Pyroscope: past the window limit no flame graph; ClickHouse away is 503, never a partial answer" {
+	require_protobuf
+	local t0 t1
+	read -r t0 t1 <"$F/syn.range"
+	serve_stop
+	api_start --users "$F/users" --max-query-windows 20
+	run pyq merge process_cpu:samples:count:cpu:nanoseconds '{hostname="syn-1"}' \
+		"$((t0 * 1000))" "$((t1 * 1000))"
+	[ "$status" -eq 0 ]
+	run pyq merge process_cpu:samples:count:cpu:nanoseconds '{hostname="syn-*"}' \
+		"$((t0 * 1000))" "$((t1 * 1000))"
+	[ "$output" = 'HTTP 400 {"error":{"code":"invalid_request","message":"matching profiles exceed 20 records; narrow the time range or filters"}}' ]
+	ch_stop "$CH/s1"
+	run pyq merge process_cpu:samples:count:cpu:nanoseconds '{hostname="syn-1"}' \
+		"$((t0 * 1000))" "$((t1 * 1000))"
+	[[ "$output" == 'HTTP 503 {"error":{"code":"service_unavailable",'* ]]
+	run pyq types "$((t0 * 1000))" "$((t1 * 1000))"
+	[[ "$output" == 'HTTP 503 '* ]]
+	code=$(api GET "/v1/profiling/$(cat "$F/job-b")/raw")
+	[ "$code" = 503 ]
 }

@@ -120,3 +120,61 @@ api_fleet_teardown() {
 	[ -n "${CH:-}" ] && ch_stop "$CH/s1"
 	return 0
 }
+
+# syn_hosts: three hosts' continuous history in ClickHouse, syn-1 to
+# syn-3, each two minutes of a synthetic store (gen-stream, a tenth
+# off-CPU) pushed by cpa-push --once; the range in $F/syn.range
+# ("FROM_S TO_S").
+syn_hosts() {
+	local F=$BATS_FILE_TMPDIR i t0
+	t0=$(( $(date +%s) / 60 * 60 - 600 ))
+	for i in 1 2 3; do
+		"$CPA_BUILDDIR/tests/tools/gen-stream" --start "$t0" --duration 120 \
+			--rate 100 --stacks 200 --procs 4 --offcpu 10 --seed "$i" |
+			cpa-store --dir "$F/syn-$i" 2>/dev/null
+		cpa-push --clickhouse "$CH_URL" --dir "$F/syn-$i" --host "syn-$i" \
+			--once
+	done
+	echo "$t0 $((t0 + 120))" >"$F/syn.range"
+}
+
+# pyq METHOD ARG...: tests/tools/pyroscope-query against the apiserver.
+pyq() {
+	/usr/bin/python3 "$CPA_SRCDIR/tests/tools/pyroscope-query" "$SERVE_URL" "$@"
+}
+
+# require_protobuf: protoc and Debian's python3-protobuf.
+require_protobuf() {
+	command -v protoc >/dev/null || skip_missing "protoc (Debian package protobuf-compiler)"
+	/usr/bin/python3 -c 'import google.protobuf' 2>/dev/null ||
+		skip_missing "python3-protobuf"
+}
+
+# pb_body FILE PYTHON: the bytes a Python expression makes of the test's
+# messages (pb, tests/data/pyroscope.proto), into FILE.
+pb_body() {
+	local out=$BATS_TEST_TMPDIR/pb
+	mkdir -p "$out"
+	protoc -I "$CPA_SRCDIR/tests/data" --python_out "$out" \
+		"$CPA_SRCDIR/tests/data/pyroscope.proto"
+	PYTHONPATH=$out /usr/bin/python3 -c "
+import sys, pyroscope_pb2 as pb
+def tag(n, w): return bytes([n << 3 | w])
+def ld(n, b):
+    l, v = b'', len(b)
+    while True:
+        l += bytes([(v & 0x7f) | (0x80 if v > 0x7f else 0)])
+        v >>= 7
+        if not v: break
+    return tag(n, 2) + l + b
+sys.stdout.buffer.write($2)" >"$1"
+}
+
+# querier_post METHOD FILE [TOKEN]: the status of a POST of FILE's bytes
+# to the apiserver's HUATUO path; the body in $BATS_TEST_TMPDIR/body.
+querier_post() {
+	curl -sS -o "$BATS_TEST_TMPDIR/body" -w '%{http_code}' \
+		-H "Authorization: Bearer ${3:-$TOKEN}" \
+		-H 'Content-Type: application/proto' --data-binary "@$2" \
+		"$SERVE_URL/v1/profiling/flamegraph/querier.v1.QuerierService/$1"
+}
