@@ -24,11 +24,14 @@ cap_stop() {
 setup_file() {
 	require_bpf
 	export T=$BATS_FILE_TMPDIR
-	start_bg wl "$WL/heap" 8 8
+	# a name no other test's process has, for --comm
+	local comm=heap$(( RANDOM % 100000 ))
+	cp "$WL/heap" "$T/$comm"
+	start_bg wl "$T/$comm" 8 8
 	local p
 	p=$(pidof_wl wl)
 	cap bypid --mem malloc --mem-sample-bytes 4K --no-oncpu --pid "$p" -v
-	cap bycomm --mem malloc --mem-sample-bytes 4K --no-oncpu --comm heap -v
+	cap bycomm --mem malloc --mem-sample-bytes 4K --no-oncpu --comm "$comm" -v
 	wait_for 20 cap_attached bypid
 	wait_for 20 cap_attached bycomm
 	kill -USR1 "$p"

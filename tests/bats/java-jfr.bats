@@ -124,7 +124,10 @@ setup_file() {
 	done
 	date +%s >> "$T/times"
 	mkfifo "$T/cap.fifo"
-	cpa-capture --comm java --freq 999 > "$T/cap.fifo" 2> "$T/cap.err" 3>&- &
+	# this file's JVMs alone: other tests' JVMs may run beside them
+	local pids
+	pids=$(for n in $(cat "$T/jvms"); do cat "$T/$n.pid"; done | paste -sd,)
+	cpa-capture --pid "$pids" --freq 999 > "$T/cap.fifo" 2> "$T/cap.err" 3>&- &
 	echo $! > "$T/cap.bgpid"
 	# as long as a loaded host takes to load libjvm.so, so that no
 	# sample goes out before its frames can be named
@@ -209,7 +212,6 @@ peer() {
 	cat "$T/times"
 	cat "$T/unwind.err"
 	[ "$(cat "$T/pipe.status")" = 0 ]
-	# (every JVM on the host is captured: these are this file's)
 	local n p
 	for n in $(cat "$T/jvms"); do
 		p=$(cat "$T/$n.pid")

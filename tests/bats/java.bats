@@ -22,12 +22,17 @@ COMPILED='cpatest.JavaChain.levelA_[j];cpatest.JavaChain.levelB_[j];cpatest.Java
 # from the spinning thread's Runnable down; interpreted frames named too
 CHAIN='cpatest.JavaChain.lambda$main$0_[j];cpatest.JavaChain.run_[j];cpatest.JavaChain.levelA_[j];cpatest.JavaChain.levelB_[j];cpatest.JavaChain.hotLeaf_[j]'
 
+# IN_CG CMD...: CMD in this file's cgroup, which the capture takes (other
+# tests' JVMs may run beside this file's): the shell moves itself in and
+# becomes CMD, its pid CMD's
+IN_CG=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"')
+
 # jvm_start NAME JDK FLAGS...: a JavaChain spinner in the background; its
 # pid on the host in NAME.pid. jvm_ready NAME: waits for it to say so.
 jvm_start() {
 	local name=$1 jdk=$2
 	shift 2
-	"$jdk/bin/java" -Xmx64m -XX:+UseSerialGC -XX:CompileCommand=quiet \
+	"${IN_CG[@]}" "$CG" "$jdk/bin/java" -Xmx64m -XX:+UseSerialGC -XX:CompileCommand=quiet \
 		'-XX:CompileCommand=dontinline,cpatest.JavaChain::*' "$@" \
 		-cp "$T/cls" cpatest.JavaChain 600 > "$T/$name.out" 2>&1 3>&- &
 	echo $! > "$T/$name.pid"
@@ -36,7 +41,7 @@ jvm_start() {
 # deopt_start NAME JDK: a JavaDeopt whose compiled outer() the JVM
 # deoptimizes while it is on the stack; it prints "deopt" then
 deopt_start() {
-	"$2/bin/java" -Xmx64m -XX:+UseSerialGC -XX:CompileCommand=quiet \
+	"${IN_CG[@]}" "$CG" "$2/bin/java" -Xmx64m -XX:+UseSerialGC -XX:CompileCommand=quiet \
 		'-XX:CompileCommand=dontinline,cpatest.JavaDeopt::spin' \
 		-cp "$T/cls" cpatest.JavaDeopt 600 > "$T/$1.out" 2>&1 3>&- &
 	echo $! > "$T/$1.pid"
@@ -109,6 +114,11 @@ setup_file() {
 	"$JDK17/bin/javac" --release 17 -d "$T/cls" \
 		"$CPA_SRCDIR/tests/workloads/JavaChain.java" \
 		"$CPA_SRCDIR/tests/workloads/JavaDeopt.java"
+	local cg2
+	cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
+	export CG=$cg2/cpa-java-test-$$
+	mkdir "$CG"
+	echo "$CG" > "$T/cg.path"
 
 	# started together, waited for together: a JVM's start is mostly
 	# waiting on its own threads
@@ -137,7 +147,7 @@ setup_file() {
 	# in its own mount and pid namespaces, with a /tmp of its own: pid 1
 	# there, its attach files and map only inside
 	mkdir "$T/nstmp"
-	unshare --mount --pid --fork --propagation private sh -c \
+	"${IN_CG[@]}" "$CG" unshare --mount --pid --fork --propagation private sh -c \
 		"mount -t tmpfs none '$T/nstmp' && cp -r '$T/cls' '$T/nstmp/' &&
 		mount --bind '$T/nstmp' /tmp && exec '$JDK17/bin/java' -Xmx64m \
 		-XX:+UseSerialGC \
@@ -150,7 +160,7 @@ setup_file() {
 	pgrep -P "$(cat "$T/ns.unshare")" > "$T/ns.pid"
 
 	mkfifo "$T/raw.fifo" "$T/cap.fifo" "$T/map.fifo" "$T/fp.fifo"
-	cpa-capture --comm java --freq 199 --duration 120 \
+	cpa-capture --comm java --cgroup "$CG" --freq 199 --duration 120 \
 		> "$T/raw.fifo" 2> "$T/cap.err" 3>&- &
 	echo $! > "$T/cap.bgpid"
 	tee "$T/map.fifo" "$T/fp.fifo" < "$T/raw.fifo" > "$T/cap.fifo" 3>&- &
@@ -203,6 +213,8 @@ teardown_file() {
 	for f in "$T"/*.pid; do
 		[ -e "$f" ] && rm -f "/tmp/perf-$(cat "$f").map"
 	done
+	# the cgroup, once the JVMs killed have left it
+	[ -e "$T/cg.path" ] && wait_for 30 rmdir "$(cat "$T/cg.path")" 2>/dev/null
 	return 0
 }
 
@@ -251,8 +263,6 @@ need25() {
 	[ "$(cat "$T/fp.status")" = 0 ]
 }
 
-# (the capture takes every JVM on the host, the suite's others too: what
-# is asserted is of this file's)
 @test "java: each JVM read from its own memory, none attached to" {
 	local n p
 	for n in before17 before25 noflag xint xint25 refuse after17 after25; do
