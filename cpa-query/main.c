@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "log.h"
 #include "options.h"
 #include "outfile.h"
@@ -112,6 +113,38 @@ static uint64_t end_of_windows(const struct query_opts *o,
 	return end;
 }
 
+/* A time of the day alone, HH:MM[:SS]: today's, or a CPA store's day. */
+static bool clock_only(const char *t)
+{
+	return t && t[0] >= '0' && t[0] <= '9' && t[1] >= '0' && t[1] <= '9' &&
+	       t[2] == ':';
+}
+
+/*
+ * CPA's --starttime and --endtime are times of the store's timeline, its
+ * day: when every segment read is a CPA day directory of one date, a
+ * time of day alone (--from 10:00) is on that date, not today's.
+ */
+static void on_cpa_day(struct query_opts *o, const struct store_set *ss)
+{
+	if (!ss->n || !(clock_only(o->from_arg) || clock_only(o->to_arg)))
+		return;
+	uint64_t day = 0;
+	for (size_t i = 0; i < ss->n; i++) {
+		if (!ss->segs[i].cpa || (day && ss->segs[i].start_ns != day))
+			return;
+		day = ss->segs[i].start_ns;
+	}
+	/* noon: the date is the same in local time whatever DST does */
+	uint64_t noon = day + 12 * 3600 * CPA_NSEC_PER_SEC;
+	if (clock_only(o->from_arg))
+		o->from = cpa_opt_time_ns("--from", o->from_arg, noon);
+	if (clock_only(o->to_arg))
+		o->to = cpa_opt_time_ns("--to", o->to_arg, noon);
+	if (o->from >= o->to)
+		cpa_die_usage("empty range: --from is not before --to");
+}
+
 /* Where the windows come from: the host's stores, or the fleet. */
 struct source {
 	const struct query_opts *o;
@@ -168,6 +201,7 @@ int main(int argc, char **argv)
 					    o.max_windows);
 	} else {
 		stores_open(&src.ss, o.dirs, o.n_dirs);
+		on_cpa_day(&o, &src.ss);
 		if (o.windows)
 			o.to = end_of_windows(&o, &src.ss, o.windows);
 	}

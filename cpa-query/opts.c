@@ -357,6 +357,8 @@ void query_opts_parse(struct query_opts *o, int argc, char **argv)
 		o->from = cpa_opt_time_ns("--from", ps.from, now);
 	if (ps.to)
 		o->to = cpa_opt_time_ns("--to", ps.to, now);
+	o->from_arg = ps.from;
+	o->to_arg = ps.to;
 	if (o->from >= o->to)
 		cpa_die_usage("empty range: --from is not before --to");
 	if (o->windows && (ps.to || ps.last || o->clickhouse || o->follow ||

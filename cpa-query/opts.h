@@ -15,6 +15,7 @@ struct query_opts {
 	const char **dirs;
 	size_t n_dirs;
 	uint64_t from, to;		/* [from, to) in UTC ns */
+	const char *from_arg, *to_arg;	/* as typed, NULL when not */
 	uint64_t windows;		/* --windows N: to is the Nth window's
 					 * end (CPA's --output_num), 0 */
 	bool diff;

@@ -6,8 +6,8 @@
  * marker, pprof a column per unit; a graph has one unit, so svg, html
  * and speedscope draw one graph per unit and text writes one report per
  * unit. The input is read once per unit (a pipe spooled to a temporary
- * file first), each pass exactly what --kind of that unit's kinds would
- * have drawn: the lowest unit (samples, ns, count, bytes, pages) goes to
+ * file, or memory, first), each pass exactly what --kind of that unit's
+ * kinds would have drawn: the lowest unit (samples, ns, count, bytes, pages) goes to
  * the output, each other unit's graph to NAME.UNIT.EXT beside it
  * (--unit-files NAME.EXT, or -o's name).
  */
@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -40,7 +41,8 @@ static char *unit_file(const char *base, enum cpa_unit u)
 	return out;
 }
 
-/* A copy of standard input that can be read again. -1 after reporting. */
+/* A copy of standard input that can be read again: in $TMPDIR, else in
+ * memory (a service whose /tmp is read-only). -1 after reporting. */
 static int spool_stdin(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -54,6 +56,8 @@ static int spool_stdin(void)
 		if (fd >= 0)
 			unlink(path);
 	}
+	if (fd < 0)
+		fd = memfd_create("cpa-render-spool", MFD_CLOEXEC);
 	if (fd < 0) {
 		cpa_err("%s: cannot spool the input to read it once per unit: "
 			"%s", tmp, strerror(errno));

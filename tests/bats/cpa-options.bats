@@ -86,9 +86,13 @@ setup() {
 	run --separate-stderr cpa show --read cpa/cpa_261129 --output_num 2 --format folded
 	[ "$status" -eq 0 ]
 	[ "$output" = "nginx;main;run;hot 13" ]
-	run --separate-stderr cpa show --read cpa/cpa_261129 -n 1 --starttime '2026-11-29 10:00:01' --format folded
+	# CPA's times of day are of the store's day, as CPA's --starttime
+	run --separate-stderr cpa show --read cpa/cpa_261129 -n 1 --starttime 10:00:01 --format folded
 	[ "$status" -eq 0 ]
 	[ "$output" = "nginx;main;run;hot 3" ]
+	run --separate-stderr cpa show --read cpa/cpa_261129 -B 10:00:01 -E 10:00:03 --format folded
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'nginx;main;idle 7\nnginx;main;run;hot 3')" ]
 	run cpa-query --dir cpa --windows 0
 	[ "$status" -eq 2 ]
 	[ "$output" = "cpa-query: invalid --windows '0': expected an integer from 1 to 4294967295" ]

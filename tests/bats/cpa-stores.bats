@@ -135,7 +135,11 @@ setup() {
 @test "CPA store: the same capture stored by cpa and as CPA stores it answers the same" {
 	require_bpf
 	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 20
-	cpa-capture --duration 2 --offcpu | cpa-unwind | cpa-store --dir "$T/ours"
+	local chain=$WL_PID
+	start_workload "$T/sl.out" "$WL/sleeper" --sleep 5 --count 100000
+	kill -USR1 "$WL_PID"
+	cpa-capture --duration 2 --offcpu --pid "$chain,$WL_PID" | cpa-unwind |
+		cpa-store --dir "$T/ours"
 	kill_workloads
 	cpa-query --dir "$T/ours" --format stream | "$GEN" --stream "$T/theirs"
 	local q=(--labels comm,pid,cpu,thread --kind oncpu,offcpu-blocked,offcpu-preempted)
