@@ -16,3 +16,4 @@ EXTRA_DIST += bench/heap-cost
 EXTRA_DIST += bench/mem-cost
 EXTRA_DIST += bench/python-cost
 EXTRA_DIST += bench/bpf-cost bench/rss-hour bench/oneshot-cost bench/scale
+EXTRA_DIST += bench/fleet

@@ -11,7 +11,7 @@
 
 /* Past this many known stack hashes the set starts over: a stack sent
  * again is one more row of a ReplacingMergeTree, merged away. */
-#define KNOWN_MAX (1u << 21)
+#define KNOWN_MAX (1u << 18)
 #define NSEC_PER_DAY (86400ull * 1000000000ull)
 
 void batch_init(struct batch *b, const char *host)
