@@ -188,8 +188,11 @@ int main(int argc, char **argv)
 	query_opts_parse(&o, argc, argv);
 	cpa_options_checked();
 
-	if (o.follow)
-		return follow_run(&o, STDOUT_FILENO);
+	if (o.follow) {
+		int rc = follow_run(&o, STDOUT_FILENO);
+		query_opts_free(&o);
+		return rc;
+	}
 
 	struct source src = {.o = &o};
 	struct fleet fleet;

@@ -216,7 +216,9 @@ int cpa_http_read_answer(const struct cpa_http_io *io, size_t header_max,
 			unsigned long long n;
 			char *e;
 
-			while (!(eol = memmem(raw.p + at, raw.len - at, "\r\n",
+			/* memmem may not be given the empty buffer's NULL */
+			while (raw.len == at ||
+			       !(eol = memmem(raw.p + at, raw.len - at, "\r\n",
 					      2))) {
 				if (raw.len - at > 64) {
 					r = -EPROTO;

@@ -142,13 +142,17 @@ setup() {
 	F=$BATS_FILE_TMPDIR
 }
 
-# labels_of NAME LABELS: the distinct label prefixes of workload NAME's samples
-# The root labels of a pid's lines: the leading "[...]" frames, up to a
-# marker ([truncated] roots a chain that was cut, under its labels).
-labels_of() {
-	cpa-query --dir "$F/s" --pid "$(cat "$F/$1.pid")" --labels "$2" |
-		awk -F';' '{l = ""; for (i = 1; i <= NF && $i ~ /^\[/ && $i != "[truncated]"; i++) l = l (i > 1 ? ";" : "") $i; print l}' |
+# root_labels: the distinct root labels of the folded lines on stdin: the
+# leading "[...]" frames, up to a marker ([truncated] roots a chain that
+# was cut, under its labels)
+root_labels() {
+	awk -F';' '{l = ""; for (i = 1; i <= NF && $i ~ /^\[/ && $i != "[truncated]"; i++) l = l (i > 1 ? ";" : "") $i; print l}' |
 		sort -u
+}
+
+# labels_of NAME LABELS: the distinct label prefixes of workload NAME's samples
+labels_of() {
+	cpa-query --dir "$F/s" --pid "$(cat "$F/$1.pid")" --labels "$2" | root_labels
 }
 
 @test "owners: samples carry their container id and pod UID after a round trip through the store" {
@@ -170,9 +174,7 @@ labels_of() {
 
 # roots_of ARGS...: the distinct label prefixes cpa-query gives for ARGS
 roots_of() {
-	cpa-query --dir "$F/s" "$@" |
-		awk -F';' '{l = ""; for (i = 1; i <= NF && $i ~ /^\[/; i++) l = l (i > 1 ? ";" : "") $i; print l}' |
-		sort -u
+	cpa-query --dir "$F/s" "$@" | root_labels
 }
 
 @test "owners: a filter on one container or pod returns only its samples" {
