@@ -227,6 +227,10 @@ int cpa_http_read_answer(const struct cpa_http_io *io, size_t header_max,
 				if ((r = recv_more(io, &raw)) < 0)
 					goto out;
 			}
+			/* the line's end as an offset: the NUL's room may
+			 * move raw.p */
+			size_t next = (size_t)(eol - raw.p) + 2;
+
 			cpa_buf_reserve(&raw, 1);
 			raw.p[raw.len] = 0;
 			n = strtoull((char *)raw.p + at, &e, 16);
@@ -235,7 +239,7 @@ int cpa_http_read_answer(const struct cpa_http_io *io, size_t header_max,
 				r = -EPROTO;
 				goto out;
 			}
-			at = (size_t)(eol - raw.p) + 2;
+			at = next;
 			while (raw.len - at < n + 2)
 				if ((r = recv_more(io, &raw)) < 0)
 					goto out;

@@ -24,6 +24,7 @@
 #include "clickhouse.h"
 #include "hash.h"
 #include "htab.h"
+#include "httpc.h"
 #include "intern.h"
 #include "io.h"
 #include "labels.h"
@@ -796,6 +797,51 @@ static void test_clickhouse(void)
 	cpa_buf_free(&b);
 }
 
+/* A chunked answer larger than one read: the chunk lines that follow a
+ * read that filled the buffer are parsed where the buffer is now, not
+ * where it was before it grew. */
+static void test_http_chunked(void)
+{
+	enum { CHUNKS = 256, SIZE = 4096 };
+	int sv[2];
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		static const char head[] = "HTTP/1.1 200 OK\r\n"
+			"Transfer-Encoding: chunked\r\n\r\n";
+		char chunk[SIZE + 16];
+		close(sv[0]);
+		if (cpa_write_full(sv[1], head, sizeof(head) - 1))
+			_exit(1);
+		for (int i = 0; i < CHUNKS; i++) {
+			int n = snprintf(chunk, sizeof(chunk), "%x\r\n", SIZE);
+			memset(chunk + n, i & 0xff, SIZE);
+			memcpy(chunk + n + SIZE, "\r\n", 2);
+			if (cpa_write_full(sv[1], chunk, (size_t)n + SIZE + 2))
+				_exit(1);
+		}
+		_exit(cpa_write_full(sv[1], "0\r\n\r\n", 5) ? 1 : 0);
+	}
+	close(sv[1]);
+	CHECK(pid > 0);
+	struct cpa_http_io io = { .fd = sv[0], .timeout_ms = 10000 };
+	struct cpa_buf h = { 0 }, body = { 0 };
+	int status = 0, bad = 0, wst = 0;
+	bool close_after = false;
+	CHECK(cpa_http_read_answer(&io, 65536, 1u << 24, &h, &body, &status,
+				   &close_after) == 0);
+	CHECK(status == 200);
+	CHECK(body.len == (size_t)CHUNKS * SIZE);
+	for (size_t j = 0; j < body.len; j++)
+		bad += body.p[j] != ((j / SIZE) & 0xff);
+	CHECK(bad == 0);
+	close(sv[0]);
+	CHECK(waitpid(pid, &wst, 0) == pid && WIFEXITED(wst) &&
+	      WEXITSTATUS(wst) == 0);
+	cpa_buf_free(&h);
+	cpa_buf_free(&body);
+}
+
 /* /proc/PID/maps lines, and this process's own */
 static void test_maps(void)
 {
@@ -1022,6 +1068,7 @@ int main(void)
 	test_py_offsets();
 	test_stack_hash();
 	test_clickhouse();
+	test_http_chunked();
 	test_promtext();
 	return unit_done("lib_test");
 }
