@@ -17,3 +17,4 @@ EXTRA_DIST += bench/mem-cost
 EXTRA_DIST += bench/python-cost
 EXTRA_DIST += bench/bpf-cost bench/rss-hour bench/oneshot-cost bench/scale
 EXTRA_DIST += bench/fleet
+EXTRA_DIST += bench/apiserver bench/job-driver
