@@ -74,10 +74,12 @@ API_OPTS=(--fleet --nodes "$BATS_FILE_TMPDIR/nodes" --node-poll 200ms
 	--stop-timeout 5 --max-jobs-per-target 3)
 
 # api_start [OPTION...]: the apiserver, with serve_start (SERVE_URL,
-# TOKEN; its state in $F/api).
+# TOKEN; its state in $F/api), stopped by api_fleet_teardown.
 api_start() {
 	serve_start "$BATS_FILE_TMPDIR/api" --clickhouse "$CH_URL" \
 		"${API_OPTS[@]}" "$@"
+	# for api_fleet_teardown: one a test starts is not the file's
+	echo "$SERVE_PID" >"$BATS_FILE_TMPDIR/apiserver.pid"
 }
 
 # fleet_job HOST TYPE MODE DURATION [MORE]: a job on HOST through the
