@@ -108,6 +108,10 @@ teardown_file() {
 		cg=$(cat "$F/cgroup.dir")
 		wait_for 10 rmdir "$cg" 2>/dev/null || true
 	fi
+}
+
+# the server a test starts is stopped in that test's process
+teardown() {
 	serve_stop
 }
 
