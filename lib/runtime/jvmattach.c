@@ -230,8 +230,14 @@ int jvm_attach_trigger(struct jvm_target *t, char *err, size_t errlen)
 		return rc;
 	if (kill((pid_t)t->pid, SIGQUIT) < 0) {
 		int e = errno;
+		/* gone (and reaped) since the trigger was made: said as
+		 * every other exit during the attach is */
+		if (e == ESRCH) {
+			cpa_fail(err, errlen, "exited while attaching");
+			return JVM_ATTACH_GONE;
+		}
 		cpa_fail(err, errlen, "SIGQUIT: %s", strerror(e));
-		return e == ESRCH ? JVM_ATTACH_GONE : JVM_ATTACH_FAILED;
+		return JVM_ATTACH_FAILED;
 	}
 	return 0;
 }
