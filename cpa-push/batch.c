@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "clickhouse.h"
+#include "clock.h"
 #include "hash.h"
 #include "log.h"
 #include "owner.h"
@@ -12,7 +13,7 @@
 /* Past this many known stack hashes the set starts over: a stack sent
  * again is one more row of a ReplacingMergeTree, merged away. */
 #define KNOWN_MAX (1u << 18)
-#define NSEC_PER_DAY (86400ull * 1000000000ull)
+#define NSEC_PER_DAY (86400 * CPA_NSEC_PER_SEC)
 
 void batch_init(struct batch *b, const char *host)
 {

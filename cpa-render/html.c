@@ -18,12 +18,12 @@
 #include <string.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "log.h"
 #include "render.h"
 #include "xml.h"
 
 #define NS_PER_MS UINT64_C(1000000)
-#define NS_PER_S UINT64_C(1000000000)
 #define LIVE_CELL_NS (20 * NS_PER_MS)	/* as FlameScope has */
 
 /* The grid: cells of cell_ns, rows of them in a column of col_ns, the
@@ -43,9 +43,9 @@ static void grid_init(struct grid *g, const struct profile *p,
 		      const struct timeline *tl)
 {
 	g->cell_ns = p->interval_ns ? p->interval_ns : LIVE_CELL_NS;
-	g->col_ns = g->cell_ns < NS_PER_S ? NS_PER_S
-		  : g->cell_ns < 60 * NS_PER_S ? 60 * NS_PER_S
-		  : 3600 * NS_PER_S;
+	g->col_ns = g->cell_ns < CPA_NSEC_PER_SEC ? CPA_NSEC_PER_SEC
+		  : g->cell_ns < 60 * CPA_NSEC_PER_SEC ? 60 * CPA_NSEC_PER_SEC
+		  : 3600 * CPA_NSEC_PER_SEC;
 	if (g->cell_ns > g->col_ns)	/* windows longer than an hour */
 		g->col_ns = g->cell_ns;
 	g->rows = (g->col_ns + g->cell_ns - 1) / g->cell_ns;

@@ -16,6 +16,7 @@
 
 #include <json-c/json.h>
 
+#include "clock.h"
 #include "fleet.h"
 #include "jobs.h"
 #include "log.h"
@@ -23,7 +24,8 @@
 #include "nodes.h"
 #include "results.h"
 
-#define NS 1000000000ll
+/* durations in signed ns: a deadline may be in the past */
+#define SEC ((int64_t)CPA_NSEC_PER_SEC)
 
 static struct fleet_config cfg;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -69,7 +71,7 @@ void fleet_stop(void)
 /* Sleeps until ns (monotonic) or a wake; false when shutting down. */
 static bool sleep_until(int64_t mono_ns)
 {
-	struct timespec ts = { (time_t)(mono_ns / NS), (long)(mono_ns % NS) };
+	struct timespec ts = cpa_timespec((uint64_t)mono_ns);
 	unsigned gen;
 
 	pthread_mutex_lock(&lock);
@@ -79,14 +81,6 @@ static bool sleep_until(int64_t mono_ns)
 		;
 	pthread_mutex_unlock(&lock);
 	return !stopping;
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
 }
 
 /* The node start request of a job (§13.3). */
@@ -138,7 +132,7 @@ static void to_stopping(struct job *j, const char *why, int64_t now)
 	j->status = JOB_STOPPING;
 	snprintf(j->remote.stop_reason, sizeof(j->remote.stop_reason), "%s",
 		 why);
-	j->remote.stop_deadline = now + (int64_t)cfg.stop_s * NS;
+	j->remote.stop_deadline = now + (int64_t)cfg.stop_s * SEC;
 	jobs_save_locked(j);
 }
 
@@ -230,7 +224,7 @@ static void on_snapshot(struct job *j, const struct node_answer *a,
 			j->status = JOB_RUNNING;
 			j->started = jobs_now_ns();
 			j->remote.exec_deadline = now + ((int64_t)j->spec.duration_s
-						 + cfg.grace_s) * NS;
+						 + cfg.grace_s) * SEC;
 			jobs_save_locked(j);
 		} else if (j->status == JOB_RUNNING &&
 			   past(j->remote.exec_deadline, now)) {
@@ -260,7 +254,7 @@ static void unavailable(struct job *j, const char *what, int64_t *since,
 		cpa_debug("job %s on %s: %s", j->id, j->spec.hostname, what);
 		return;
 	}
-	if (now - *since >= (int64_t)cfg.unavailable_s * NS)
+	if (now - *since >= (int64_t)cfg.unavailable_s * SEC)
 		fail(j, "node_unavailable", what);
 }
 
@@ -316,8 +310,9 @@ static void *watch(void *p)
 
 		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
 			r = 0;
-		sleep_until(mono_ns() + (int64_t)(r % (cfg.poll_ms ? cfg.poll_ms
-							: 1)) * 1000000);
+		sleep_until((int64_t)cpa_mono_ns() +
+			    (int64_t)(r % (cfg.poll_ms ? cfg.poll_ms : 1)) *
+				    (int64_t)CPA_NSEC_PER_MSEC);
 	}
 	while (!__atomic_load_n(&stopping, __ATOMIC_RELAXED)) {
 		struct node_answer a;
@@ -338,7 +333,7 @@ static void *watch(void *p)
 			if (!j->remote.start_sent) {
 				j->remote.start_sent = true;
 				j->remote.pending_deadline =
-					now + (int64_t)cfg.pending_s * NS;
+					now + (int64_t)cfg.pending_s * SEC;
 				jobs_save_locked(j);
 			}
 			call = NODE_START;
@@ -413,7 +408,8 @@ static void *watch(void *p)
 		jobs_unlock();
 		if (!active)
 			break;
-		if (next > now && !sleep_until(mono_ns() + (next - now)))
+		if (next > now &&
+		    !sleep_until((int64_t)cpa_mono_ns() + (next - now)))
 			break;
 	}
 	pthread_mutex_lock(&lock);

@@ -16,9 +16,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "clock.h"
+
 /* A stage that has not reported yet gets this much more, for loading BPF
  * programs and symbols. */
-#define WATCH_STARTUP_GRACE_NS (30 * 1000000000ull)
+#define WATCH_STARTUP_GRACE_NS (30 * CPA_NSEC_PER_SEC)
 
 struct watch {
 	bool has_moved;

@@ -8,12 +8,13 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "hash.h"
 #include "htab.h"
 #include "log.h"
 #include "cgroups.h"
 
-#define WALK_INTERVAL_NS 1000000000ull
+#define WALK_INTERVAL_NS CPA_NSEC_PER_SEC
 #define WALK_DEPTH 32		/* kubepods nest 4 deep; systemd 3 */
 /* Paths kept, and their bytes: a container with a delegated subtree can
  * make cgroups at will, so past either bound new ones go unnamed. */
