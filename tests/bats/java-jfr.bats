@@ -76,7 +76,9 @@ sampled_enough() {
 }
 
 exited() {
-	! kill -0 "$1" 2>/dev/null
+	if kill -0 "$1" 2>/dev/null; then
+		return 1
+	fi
 }
 
 # warmed NAME: WARMUP s of truth lines (one each 200 ms) printed
