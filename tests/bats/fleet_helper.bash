@@ -11,11 +11,15 @@ require_clickhouse() {
 	command -v curl >/dev/null || skip_missing "curl"
 }
 
-# free_port: a TCP port nothing listens on now.
+# free_port: a TCP port nothing listens on now, below the kernel's
+# ephemeral range, where an outgoing connection could take it before the
+# server binds.
 free_port() {
-	local p
+	local p lo
+	lo=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range)
+	[ "$lo" -gt 21024 ] || lo=61000
 	while :; do
-		p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+		p=$(( 20000 + (RANDOM * 32768 + RANDOM) % (lo - 20000) ))
 		if [ -z "$(ss -Hltn "sport = :$p")" ]; then
 			echo "$p"
 			return
@@ -86,8 +90,15 @@ ch_up() { curl -sf "$(cat "$1/url")/ping" >/dev/null 2>&1; }
 ch_start() {
 	clickhouse-server --config-file="$1/config.xml" >"$1/stdout" 2>&1 3>&- &
 	echo $! >"$1/pid"
-	wait_for 60 ch_up "$1"
+	wait_for 60 ch_up_or_gone "$1"
+	ch_up "$1" && return 0
+	echo "clickhouse-server of $1 did not come up:" >&2
+	tail -n 5 "$1/error.log" "$1/stdout" >&2 2>/dev/null
+	return 1
 }
+
+# ch_up_or_gone DIR: the server answers, or it has exited
+ch_up_or_gone() { ch_up "$1" || pid_gone "$(cat "$1/pid")"; }
 
 # pid_gone PID: the process has exited (a zombie nobody waited for yet
 # counts as gone).

@@ -78,7 +78,9 @@ setup_file() {
 	jit_pid=$(cat "$F/jit.pid")
 	code=$(anon_code "$jit_pid")
 	[ -n "$code" ]
-	# the map is the process's own: written as its user
+	# the map is the process's own: written as its user (one another
+	# process of this pid left, pids having wrapped, is removed first)
+	rm -f "/tmp/perf-$jit_pid.map"
 	printf '%s %s\n' "$code" "$JIT" | "${AS_NOBODY[@]}" tee "/tmp/perf-$jit_pid.map" >/dev/null
 	echo "/tmp/perf-$jit_pid.map" >"$F/perfmap"
 	local pids
