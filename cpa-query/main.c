@@ -174,11 +174,13 @@ static void read_range(struct source *src, uint64_t from, uint64_t to,
 
 static void report(const char *what, const struct scan_stats *st)
 {
-	cpa_debug("%s: %llu segments, %llu blocks, %llu windows, %llu entries",
+	cpa_debug("%s: %llu segments, %llu blocks, %llu windows, %llu entries, "
+		  "%llu blocks by their sums",
 		  what, (unsigned long long)st->segments,
 		  (unsigned long long)st->blocks,
 		  (unsigned long long)st->windows,
-		  (unsigned long long)st->entries);
+		  (unsigned long long)st->entries,
+		  (unsigned long long)st->summed);
 }
 
 int main(int argc, char **argv)
@@ -244,6 +246,7 @@ int main(int argc, char **argv)
 		s.kernel = o.kernel;
 		if (o.prune)
 			stream_sink_prune(&s, o.prune, o.callee);
+		stream_sink_take_sums(&s);
 		read_range(&src, o.from, o.to, 0, o.split_ns ? o.split_ns : 1,
 			   true, &s.k, &st);
 		int r = stream_sink_finish(&s);

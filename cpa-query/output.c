@@ -170,7 +170,7 @@ void fold_sink_init(struct fold_sink *s, const struct cpa_labels *labels,
 		    uint64_t split_ns)
 {
 	memset(s, 0, sizeof(*s));
-	s->k = (struct sink){fold_begin, fold_entry, fold_end, NULL};
+	s->k = (struct sink){fold_begin, fold_entry, fold_end, NULL, NULL};
 	s->labels = labels;
 	s->split_ns = split_ns;
 	qmap_init(&s->seg);
@@ -495,14 +495,9 @@ static void agg_flush(struct stream_sink *s)
 
 #define KEEP(s, l) ((s)->keep & 1u << (l))
 
-/* [kernel]_[k] when the leaf is a kernel frame, else [user]: all the
- * trend needs of a stack. */
-static uint32_t side_stack(struct stream_sink *s, uint32_t stack)
+/* The output stack of one side: [kernel]_[k] or [user]. */
+static uint32_t side_of(struct stream_sink *s, bool k)
 {
-	uint32_t n, len = 0;
-	const uint32_t *f = cpa_dict_stack(&s->d->d, stack, &n);
-	const char *leaf = n ? cpa_dict_string(&s->d->d, f[n - 1], &len) : "";
-	bool k = len >= 4 && !memcmp(leaf + len - 4, "_[k]", 4);
 	if (!s->side_stk[k]) {
 		uint32_t id = cpa_symw_cstr(&s->w, k ? "[kernel]_[k]" : "[user]");
 		s->side_stk[k] = cpa_symw_stack(&s->w, &id, 1);
@@ -510,11 +505,21 @@ static uint32_t side_stack(struct stream_sink *s, uint32_t stack)
 	return s->side_stk[k];
 }
 
+/* [kernel]_[k] when the leaf is a kernel frame, else [user]: all the
+ * trend needs of a stack. */
+static uint32_t side_stack(struct stream_sink *s, uint32_t stack)
+{
+	uint32_t n, len = 0;
+	const uint32_t *f = cpa_dict_stack(&s->d->d, stack, &n);
+	const char *leaf = n ? cpa_dict_string(&s->d->d, f[n - 1], &len) : NULL;
+	return side_of(s, cpa_frame_is_kernel(leaf, len));
+}
+
 static bool kernel_frame(struct stream_sink *s, uint32_t id)
 {
 	uint32_t len = 0;
 	const char *f = cpa_dict_string(&s->d->d, id, &len);
-	return f && len >= 4 && !memcmp(f + len - 4, "_[k]", 4);
+	return cpa_frame_is_kernel(f, len);
 }
 
 /* The output label set of a segment's label set, interned once. */
@@ -615,6 +620,41 @@ static void agg_window(struct sink *k, unsigned column, uint64_t start,
 	}
 }
 
+/*
+ * A window's totals from the store's sums (stream_sink_take_sums): what
+ * agg_window makes of the window's entries with no label kept and stacks
+ * by side. The totals come in the order their keys first appear among
+ * the entries, so the groups, strings and samples written are the same,
+ * in the same order.
+ */
+static void agg_sums(struct sink *k, unsigned column, uint64_t start,
+		     const struct cpa_store_sum *t, uint32_t n)
+{
+	struct stream_sink *s = stream_of(k);
+	uint64_t group = group_of(s, start);
+	(void)column;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t stack = side_of(s, t[i].kernel);
+		uint32_t w[LW_N] = { [LW_KIND] = t[i].kind,
+				     [LW_FLAGS] = t[i].flags & CPA_SAMPLE_FLAGS };
+		bool is_new;
+		uint64_t b = (uint64_t)cpa_stacktab_intern(s->out_ls, w, LW_N,
+							   &is_new) << 32 |
+			     stack;
+		if (!i && group != s->group && s->agg.n)
+			agg_flush(s);
+		s->group = group;
+		qmap_add_hashed(&s->agg, group, b, qmap_hash(group, b),
+				t[i].weight);
+	}
+}
+
+void stream_sink_take_sums(struct stream_sink *s)
+{
+	if (s->every_ns && s->side && !s->keep && !s->prune && !s->kernel)
+		s->k.sums = agg_sums;
+}
+
 static void stream_entry(struct sink *k, unsigned column, uint64_t start,
 			 uint32_t lsid, uint32_t stack, uint64_t weight)
 {
@@ -648,7 +688,7 @@ int stream_sink_init(struct stream_sink *s, int fd,
 		     const struct store_set *ss)
 {
 	memset(s, 0, sizeof(*s));
-	s->k = (struct sink){stream_begin, stream_entry, stream_end, NULL};
+	s->k = (struct sink){stream_begin, stream_entry, stream_end, NULL, NULL};
 	int r = cpa_symw_init(&s->w, fd);
 	if (r < 0)
 		return r;
@@ -762,7 +802,7 @@ static void top_end(struct sink *k, const struct cpa_segment_info *si,
 void top_sink_init(struct top_sink *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->k = (struct sink){top_begin, top_entry, top_end, NULL};
+	s->k = (struct sink){top_begin, top_entry, top_end, NULL, NULL};
 	qmap_init(&s->seg);
 	qmap_init(&s->net);
 	s->held = cpa_stacktab_new();

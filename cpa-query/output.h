@@ -101,6 +101,10 @@ void stream_sink_aggregate(struct stream_sink *s, uint64_t origin,
 /* Cuts each group's flame graph, or with callee its callee view's, to
  * frames at least 1/n of their kind's total wide (prune.c). */
 void stream_sink_prune(struct stream_sink *s, uint32_t n, bool callee);
+/* Once aggregating is set up: with no label kept and stacks by side (the
+ * trend of a long range), takes each window's totals from the store's
+ * sums where a segment keeps them, decoding none of its entries. */
+void stream_sink_take_sums(struct stream_sink *s);
 /* Moves the group in s->agg, cut, into s->pruned (prune.c). */
 void prune_group(struct stream_sink *s);
 int stream_sink_finish(struct stream_sink *s);

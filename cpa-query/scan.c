@@ -149,15 +149,30 @@ struct walk {
 	size_t cap_pass;
 };
 
+/* How the window at start is read: 0 not, 1 by scan_held, 2 as part of
+ * the range, counted in w->st. */
+static int window_read(struct walk *w, uint64_t start)
+{
+	if (start >= w->to || start + w->interval <= w->from)
+		return 0;
+	if (w->held)	/* the range itself reads a window it meets */
+		return start + w->interval > w->to ? 0 : 1;
+	w->st->windows++;
+	if (!w->st->first_ns || start < w->st->first_ns)
+		w->st->first_ns = start;
+	if (start + w->interval > w->st->last_ns)
+		w->st->last_ns = start + w->interval;
+	return 2;
+}
+
 static int on_window(void *arg, uint64_t start, const struct cpa_store_entry *e,
 		     uint32_t n)
 {
 	struct walk *w = arg;
-	if (start >= w->to || start + w->interval <= w->from)
+	int how = window_read(w, start);
+	if (!how)
 		return 0;
-	if (w->held) {
-		if (start + w->interval > w->to)
-			return 0;	/* the range itself reads it */
+	if (how == 1) {
 		for (uint32_t i = 0; i < n; i++) {
 			unsigned kind = w->d->labelsets[e[i].labelset].kind;
 			if (cpa_kind_nets(kind) &&
@@ -169,11 +184,6 @@ static int on_window(void *arg, uint64_t start, const struct cpa_store_entry *e,
 		}
 		return 0;
 	}
-	w->st->windows++;
-	if (!w->st->first_ns || start < w->st->first_ns)
-		w->st->first_ns = start;
-	if (start + w->interval > w->st->last_ns)
-		w->st->last_ns = start + w->interval;
 	uint32_t np = 0;
 	bool filtering = w->f->any_label || w->f->any_frame;
 	if (w->k->window)
@@ -196,6 +206,38 @@ static int on_window(void *arg, uint64_t start, const struct cpa_store_entry *e,
 	return 0;
 }
 
+/* on_window's walk over the totals of a window (sink's sums). */
+static int on_sums(void *arg, uint64_t start, const struct cpa_store_sum *t,
+		   uint32_t n)
+{
+	struct walk *w = arg;
+	int how = window_read(w, start);
+	if (!how)
+		return 0;
+	if (how == 1) {
+		for (uint32_t i = 0; i < n; i++)
+			if (cpa_kind_nets(t[i].kind))
+				w->k->sums(w->k, w->column, start, t + i, 1);
+		return 0;
+	}
+	w->st->entries += n;
+	for (uint32_t i = 0; i < n; i++)
+		if (cpa_kind_nets(t[i].kind))
+			w->st->nets = true;
+	w->k->sums(w->k, w->column, start, t, n);
+	return 0;
+}
+
+/* True when the walk may take a block's sums for its entries: the sink
+ * wants no more, the filters pass everything, and CPA_QUERY_NO_SUMS=1
+ * (the slow path tests compare against) is not set. */
+static bool takes_sums(const struct sink *k, const struct filter *f)
+{
+	const char *no = getenv("CPA_QUERY_NO_SUMS");
+	return k->sums && !f->any_label && !f->any_frame && !f->kinds &&
+	       !(no && *no && strcmp(no, "0"));
+}
+
 /* Reads the blocks of the reader's segment that meet [from, to) through
  * w, warning about and skipping a damaged block. */
 static void read_segment(struct cpa_segment_reader *r, struct walk *w,
@@ -203,11 +245,25 @@ static void read_segment(struct cpa_segment_reader *r, struct walk *w,
 {
 	const struct cpa_segment_info *si = r->si;
 	char err[512];
+	bool sums = takes_sums(w->k, w->f);
 	for (size_t i = 0; i < si->n_idx; i++) {
 		const struct cpa_store_index_entry *e = &si->idx[i];
 		if (e->min_start >= to || e->max_end <= from)
 			continue;
 		w->st->blocks++;
+		if (sums) {
+			int got = cpa_segment_reader_sums(r, i, on_sums, w, err,
+							  sizeof(err));
+			if (!got) {
+				w->st->summed++;
+				continue;
+			}
+			if (got < 0) {
+				cpa_warn("%s; reading the data blocks instead",
+					 err);
+				w->st->sums_damaged++;
+			}
+		}
 		if (cpa_segment_reader_block(r, i, on_window, w, err,
 					     sizeof(err)) < 0) {
 			/* A broken dictionary block spoils what follows
@@ -365,6 +421,8 @@ static void play(struct tape *t, unsigned column, struct sink *k,
 	st->blocks += t->st.blocks;
 	st->windows += t->st.windows;
 	st->entries += t->st.entries;
+	st->summed += t->st.summed;
+	st->sums_damaged += t->st.sums_damaged;
 	if (t->st.first_ns && (!st->first_ns || t->st.first_ns < st->first_ns))
 		st->first_ns = t->st.first_ns;
 	if (t->st.last_ns > st->last_ns)
@@ -428,7 +486,9 @@ void scan_range(const struct store_set *ss, uint64_t from, uint64_t to,
 		unsigned column, const struct filter *f, struct sink *k,
 		struct scan_stats *st)
 {
-	if (worth_reading_ahead(ss, from, to))
+	/* sums are read in a moment: reading ahead would decode the
+	 * blocks of segments that have them */
+	if (!takes_sums(k, f) && worth_reading_ahead(ss, from, to))
 		scan_ahead(ss, from, to, column, f, k, st);
 	else
 		scan(ss, from, to, column, f, k, st, false);

@@ -43,10 +43,18 @@ struct sink {
 	 * the filters, all at once. */
 	void (*window)(struct sink *k, unsigned column, uint64_t start_ns,
 		       const struct cpa_store_entry *e, uint32_t n);
+	/* Optional: a sink that needs only a window's totals per kind,
+	 * sample flags and side takes them from a segment's sums file
+	 * (format 1.3) when the query filters nothing, and no entry of
+	 * those blocks is decoded. */
+	void (*sums)(struct sink *k, unsigned column, uint64_t start_ns,
+		     const struct cpa_store_sum *s, uint32_t n);
 };
 
 struct scan_stats {
 	uint64_t segments, blocks, windows, entries;
+	uint64_t summed;	/* blocks whose sums were read in their place */
+	uint64_t sums_damaged;	/* sums that failed, their blocks decoded */
 	uint64_t first_ns, last_ns;	/* span of windows read */
 	bool nets;		/* an entry of a kind that nets frees */
 };

@@ -47,7 +47,7 @@ static void lock_store(struct store *st)
 static void remove_files(const char *dir, const char *name)
 {
 	static const char *const files[] = {"meta", "meta.tmp", "index",
-					    "dict", "data"};
+					    "dict", "data", "sums"};
 	char path[4200];
 	for (size_t i = 0; i < sizeof(files) / sizeof(*files); i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", dir, name, files[i]);

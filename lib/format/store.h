@@ -11,6 +11,8 @@
  *   DIR/20261130T060000Z/index     fixed 64-byte entries, one per block
  *   DIR/20261130T060000Z/dict      zstd blocks: new strings, stacks, labelsets
  *   DIR/20261130T060000Z/data      zstd blocks: windows of counts
+ *   DIR/20261130T060000Z/sums      (1.3) zstd blocks: each data block's
+ *                                  per-window totals by kind and side
  *
  * Every flush appends one dictionary block (when anything is new), one
  * data block and then one index entry, in that order. An index entry is
@@ -28,7 +30,7 @@
 #include "symstream.h"
 
 #define CPA_STORE_MAJOR 1
-#define CPA_STORE_MINOR 2
+#define CPA_STORE_MINOR 3
 
 #define CPA_STORE_FILE_HEADER 64	/* header of index, dict and data */
 #define CPA_STORE_INDEX_ENTRY 64
@@ -46,8 +48,9 @@ enum cpa_store_file {
 	CPA_STORE_INDEX = 0,
 	CPA_STORE_DICT = 1,
 	CPA_STORE_DATA = 2,
+	CPA_STORE_SUMS = 3,	/* 1.3, optional: the data blocks' totals */
 };
-extern const char *const cpa_store_file_names[3];	/* "index", ... */
+extern const char *const cpa_store_file_names[4];	/* "index", ... */
 
 /* Everything that tells samples apart besides their stack. String fields
  * are ids in the segment's dictionary, 0 for none. */
@@ -136,6 +139,45 @@ int cpa_store_windows_decode(const uint8_t *raw, size_t len,
 			     uint64_t interval_ns, struct cpa_buf *scratch,
 			     cpa_store_window_fn fn, void *arg, char *err,
 			     size_t errlen);
+
+/*
+ * Sums (format 1.3): beside each data block, the block of its windows'
+ * totals per (kind, sample flags, side), so a trend of a day reads a few
+ * bytes a window instead of every entry. A total's flags are the
+ * labelset's flags & CPA_SAMPLE_FLAGS; kernel says the stack's leaf frame
+ * is a kernel one (cpa_frame_is_kernel). Totals come in the order their
+ * key first appears among the window's sorted entries, so a reader adding
+ * them meets its keys as one decoding the entries would.
+ */
+struct cpa_store_sum {
+	uint64_t weight;
+	uint16_t kind, flags;
+	uint8_t kernel;
+};
+typedef int (*cpa_store_sums_fn)(void *arg, uint64_t start_ns,
+				 const struct cpa_store_sum *s, uint32_t n);
+/* Appends a sums block: a block header with magic "CPAT", raw length =
+ * stored length, and the payload as it is (a few bytes a window, which
+ * zstd would not shrink, and a day's 18000 frames would take longer to
+ * decompress than their totals to add). */
+void cpa_store_sums_block(struct cpa_buf *out, const void *raw, size_t len);
+/* Checks a sums block of exactly len bytes; *raw is its payload. */
+int cpa_store_sums_unblock(const uint8_t *block, size_t len,
+			   const uint8_t **raw, size_t *rawlen, char *err,
+			   size_t errlen);
+/* Decodes a raw sums block, checking its windows against the index entry
+ * of its data block; fn as cpa_store_windows_decode's. */
+int cpa_store_sums_decode(const uint8_t *raw, size_t len,
+			  const struct cpa_store_index_entry *ie,
+			  uint64_t interval_ns, struct cpa_buf *scratch,
+			  cpa_store_sums_fn fn, void *arg, char *err,
+			  size_t errlen);
+/* True for a kernel frame's name: it ends in "_[k]". */
+static inline bool cpa_frame_is_kernel(const char *s, size_t len)
+{
+	return s && len >= 4 && s[len - 4] == '_' && s[len - 3] == '[' &&
+	       s[len - 2] == 'k' && s[len - 1] == ']';
+}
 
 /*
  * Meta: "key=value" lines. Parsed into a NULL-terminated array of
@@ -300,6 +342,10 @@ struct cpa_segment_reader {
 	size_t dict_upto;	/* dict blocks of entries < dict_upto loaded */
 	struct cpa_buf comp, raw, scratch;
 	struct cpa_cpastore_reader *cpa;	/* of a CPA segment */
+	/* the sums file (1.3), read whole when first asked */
+	struct cpa_buf sums;
+	uint64_t *sums_at;	/* offset of entry i's sums block, 0: none */
+	bool sums_read;
 };
 
 int cpa_segment_reader_open(struct cpa_segment_reader *r,
@@ -312,6 +358,17 @@ int cpa_segment_reader_dict(struct cpa_segment_reader *r, size_t entry,
 int cpa_segment_reader_block(struct cpa_segment_reader *r, size_t entry,
 			     cpa_store_window_fn fn, void *arg, char *err,
 			     size_t errlen);
+/*
+ * Sends the totals of index entry i's windows from the sums file to fn,
+ * without reading its data block. 0 when sent; 1 when the entry has none
+ * (a segment older than 1.3, of CPA's, or whose sums file is missing or
+ * ends early): the caller decodes the data block; -1 with err naming the
+ * file and byte offset when they are damaged, said once per damage: the
+ * caller decodes the data block too.
+ */
+int cpa_segment_reader_sums(struct cpa_segment_reader *r, size_t entry,
+			    cpa_store_sums_fn fn, void *arg, char *err,
+			    size_t errlen);
 void cpa_segment_reader_close(struct cpa_segment_reader *r);
 
 #endif

@@ -19,12 +19,14 @@
 #include "log.h"
 #include "store.h"
 
-const char *const cpa_store_file_names[3] = {"index", "dict", "data"};
+const char *const cpa_store_file_names[4] = {"index", "dict", "data",
+					    "sums"};
 
-static const char file_magic[3][8] = {
+static const char file_magic[4][8] = {
 	{'\x89', 'C', 'P', 'A', 'I', 'D', 'X', '\n'},
 	{'\x89', 'C', 'P', 'A', 'D', 'C', 'T', '\n'},
 	{'\x89', 'C', 'P', 'A', 'D', 'A', 'T', '\n'},
+	{'\x89', 'C', 'P', 'A', 'S', 'U', 'M', '\n'},
 };
 static const char block_magic[4] = {'C', 'P', 'A', 'B'};
 
@@ -234,6 +236,38 @@ int cpa_store_block_pack(struct cpa_buf *out, const void *raw,
 	return 0;
 }
 
+static const char sums_magic[4] = {'C', 'P', 'A', 'T'};
+
+void cpa_store_sums_block(struct cpa_buf *out, const void *raw, size_t len)
+{
+	cpa_buf_reserve(out, CPA_STORE_BLOCK_HEADER + len);
+	uint8_t *h = out->p + out->len;
+	memcpy(h, sums_magic, 4);
+	cpa_put_le32(h + 4, (uint32_t)len);
+	cpa_put_le32(h + 8, (uint32_t)len);
+	cpa_put_le32(h + 12, cpa_store_crc32(raw, len));
+	memcpy(h + CPA_STORE_BLOCK_HEADER, raw, len);
+	out->len += CPA_STORE_BLOCK_HEADER + len;
+}
+
+int cpa_store_sums_unblock(const uint8_t *block, size_t len,
+			   const uint8_t **raw, size_t *rawlen, char *err,
+			   size_t errlen)
+{
+	if (len < CPA_STORE_BLOCK_HEADER || memcmp(block, sums_magic, 4))
+		return cpa_fail(err, errlen, "not a sums block (bad magic)");
+	uint32_t n = cpa_get_le32(block + 8);
+	if (cpa_get_le32(block + 4) != n || n > CPA_STORE_BLOCK_MAX ||
+	    (size_t)n != len - CPA_STORE_BLOCK_HEADER)
+		return cpa_fail(err, errlen, "bad sums block length %u", n);
+	if (cpa_get_le32(block + 12) !=
+	    cpa_store_crc32(block + CPA_STORE_BLOCK_HEADER, n))
+		return cpa_fail(err, errlen, "block checksum mismatch");
+	*raw = block + CPA_STORE_BLOCK_HEADER;
+	*rawlen = n;
+	return 0;
+}
+
 int cpa_store_block_unpack(const uint8_t *block, size_t len,
 			   struct cpa_buf *raw, char *err, size_t errlen)
 {
@@ -430,6 +464,37 @@ out:
 
 /* ---- data blocks -------------------------------------------------------- */
 
+/*
+ * The head of window w of a data or sums block (what): its start, from
+ * the previous one's in *start, inside the index entry's span, and its
+ * count of items, each at least min_bytes long, bounded by the input
+ * before any allocation trusts it. 0, or -1 with err.
+ */
+static int window_head(struct cursor *c, uint32_t w,
+		       const struct cpa_store_index_entry *ie,
+		       uint64_t interval_ns, size_t min_bytes,
+		       const char *what, uint64_t *start, uint32_t *n,
+		       char *err, size_t errlen)
+{
+	size_t at = cur_off(c);
+	uint64_t delta = cur_varint(c);
+	*n = cur_u32(c);
+	if (c->bad || (w > 0 && delta == 0) || delta > UINT64_MAX - *start)
+		return cpa_fail(err, errlen, "%s offset %zu: bad window header",
+				what, at);
+	*start += delta;
+	if (*start < ie->min_start || *start > ie->max_end ||
+	    ie->max_end - *start < interval_ns)
+		return cpa_fail(err, errlen, "%s offset %zu: window outside the "
+				"span the index gives", what, at);
+	if (*n == 0 || *n > cur_left(c) / min_bytes)
+		return cpa_fail(err, errlen, "%s offset %zu: window of %u %s in "
+				"%zu bytes", what, at, *n,
+				min_bytes == 3 ? "entries" : "totals",
+				cur_left(c));
+	return 0;
+}
+
 int cpa_store_windows_decode(const uint8_t *raw, size_t len,
 			     const struct cpa_store_dict *sd,
 			     const struct cpa_store_index_entry *ie,
@@ -444,24 +509,11 @@ int cpa_store_windows_decode(const uint8_t *raw, size_t len,
 			    "says %u", nw, ie->n_windows);
 	uint64_t start = ie->min_start;
 	for (uint32_t w = 0; w < nw; w++) {
-		size_t at = cur_off(&c);
-		uint64_t delta = cur_varint(&c);
-		uint32_t n = cur_u32(&c);
-		if (c.bad || (w > 0 && delta == 0) ||
-		    delta > UINT64_MAX - start)
-			return cpa_fail(err, errlen, "data offset %zu: bad window "
-				    "header", at);
-		start += delta;
-		if (start < ie->min_start || start > ie->max_end ||
-		    ie->max_end - start < interval_ns)
-			return cpa_fail(err, errlen, "data offset %zu: window "
-				    "outside the span the index gives", at);
-		/* Each entry takes at least three bytes: bound the
-		 * allocation by the input before trusting n. */
-		if (n == 0 || n > cur_left(&c) / 3)
-			return cpa_fail(err, errlen, "data offset %zu: window of %u "
-				    "entries in %zu bytes", at, n,
-				    cur_left(&c));
+		uint32_t n;
+		/* each entry takes at least three bytes */
+		if (window_head(&c, w, ie, interval_ns, 3, "data", &start, &n,
+				err, errlen) < 0)
+			return -1;
 		scratch->len = 0;
 		cpa_buf_reserve(scratch,
 				      (size_t)n * sizeof(struct cpa_store_entry));
@@ -507,6 +559,48 @@ int cpa_store_windows_decode(const uint8_t *raw, size_t len,
 	if (cur_left(&c))
 		return cpa_fail(err, errlen, "data offset %zu: %zu stray bytes at "
 			    "the end", cur_off(&c), cur_left(&c));
+	return 0;
+}
+
+int cpa_store_sums_decode(const uint8_t *raw, size_t len,
+			  const struct cpa_store_index_entry *ie,
+			  uint64_t interval_ns, struct cpa_buf *scratch,
+			  cpa_store_sums_fn fn, void *arg, char *err,
+			  size_t errlen)
+{
+	struct cursor c = {raw, raw, raw + len, false};
+	uint32_t nw = cur_u32(&c);
+	if (c.bad || nw != ie->n_windows)
+		return cpa_fail(err, errlen, "sums offset 0: %u windows, the "
+				"index says %u", nw, ie->n_windows);
+	uint64_t start = ie->min_start;
+	for (uint32_t w = 0; w < nw; w++) {
+		uint32_t n;
+		/* each total takes at least four bytes */
+		if (window_head(&c, w, ie, interval_ns, 4, "sums", &start, &n,
+				err, errlen) < 0)
+			return -1;
+		scratch->len = 0;
+		cpa_buf_reserve(scratch, (size_t)n * sizeof(struct cpa_store_sum));
+		struct cpa_store_sum *s = (void *)scratch->p;
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t kind = cur_varint(&c), flags = cur_varint(&c);
+			uint64_t kernel = cur_varint(&c), wt = cur_varint(&c);
+			if (c.bad || kind > UINT16_MAX || flags > UINT16_MAX ||
+			    kernel > 1)
+				return cpa_fail(err, errlen, "sums offset %zu: "
+						"bad total", cur_off(&c));
+			s[i] = (struct cpa_store_sum){ .weight = wt,
+				.kind = (uint16_t)kind, .flags = (uint16_t)flags,
+				.kernel = (uint8_t)kernel };
+		}
+		int r = fn(arg, start, s, n);
+		if (r)
+			return r;
+	}
+	if (cur_left(&c))
+		return cpa_fail(err, errlen, "sums offset %zu: %zu stray bytes at "
+				"the end", cur_off(&c), cur_left(&c));
 	return 0;
 }
 

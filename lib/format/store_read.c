@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "le.h"
 #include "log.h"
 #include "cpastore.h"
 #include "store.h"
@@ -254,8 +255,9 @@ int cpa_segment_info_read(const char *path, struct cpa_segment_info *si,
 	struct stat st;
 	char file[4200];
 	si->bytes = 0;
-	static const char *const all[] = {"meta", "index", "dict", "data"};
-	for (size_t k = 0; k < 4; k++) {
+	static const char *const all[] = {"meta", "index", "dict", "data",
+					  "sums"};
+	for (size_t k = 0; k < 5; k++) {
 		snprintf(file, sizeof(file), "%s/%s", path, all[k]);
 		if (stat(file, &st) == 0)
 			si->bytes += (uint64_t)st.st_size;
@@ -417,8 +419,102 @@ int cpa_segment_reader_block(struct cpa_segment_reader *r, size_t entry,
 	return ret;
 }
 
+/* Most a sums file may hold: far more than a segment's million flushes
+ * of totals take. */
+#define SUMS_FILE_MAX (256u << 20)
+
+/* Reads the sums file and finds the block of each committed entry. 1 when
+ * there are none to read, -1 with err when the file is damaged before the
+ * block of an entry (those from there on have none). */
+static int load_sums(struct cpa_segment_reader *r, char *err, size_t errlen)
+{
+	const struct cpa_segment_info *si = r->si;
+	r->sums_read = true;
+	if (si->cpa || (si->major == 1 && si->minor < 3) || !si->n_idx)
+		return 1;
+	char file[4200];
+	snprintf(file, sizeof(file), "%s/sums", si->path);
+	int e = cpa_buf_read_file(&r->sums, file, SUMS_FILE_MAX);
+	if (e == -ENOENT)
+		return 1;
+	if (e < 0)
+		return cpa_fail(err, errlen, "%s: %s", file,
+				e == -EFBIG ? "larger than a sums file can be"
+					    : strerror(-e));
+	uint16_t major, minor;
+	uint64_t interval, start;
+	char why[160];
+	if (cpa_store_header_decode(r->sums.p, r->sums.len, CPA_STORE_SUMS,
+				    &major, &minor, &interval, &start, why,
+				    sizeof(why)) < 0)
+		return cpa_fail(err, errlen, "%s: %s", file, why);
+	if (interval != si->interval_ns || start != si->start_ns)
+		return cpa_fail(err, errlen, "%s: byte 16: header does not "
+				"match meta (interval or start differ)", file);
+	r->sums_at = cpa_calloc(si->n_idx, sizeof(*r->sums_at));
+	uint64_t at = CPA_STORE_FILE_HEADER, len = r->sums.len;
+	for (size_t i = 0; i < si->n_idx; i++) {
+		/* the block's own header is checked when it is unpacked */
+		if (len - at < CPA_STORE_BLOCK_HEADER ||
+		    cpa_get_le32(r->sums.p + at + 8) >
+			    len - at - CPA_STORE_BLOCK_HEADER)
+			return cpa_fail(err, errlen, "%s: byte %llu: the file "
+					"ends inside the sums of index entry "
+					"%zu", file, (unsigned long long)at, i);
+		r->sums_at[i] = at;
+		at += CPA_STORE_BLOCK_HEADER + cpa_get_le32(r->sums.p + at + 8);
+	}
+	return 0;
+}
+
+static int sums_none(void *arg, uint64_t start_ns,
+		     const struct cpa_store_sum *s, uint32_t n)
+{
+	(void)arg, (void)start_ns, (void)s, (void)n;
+	return 0;
+}
+
+int cpa_segment_reader_sums(struct cpa_segment_reader *r, size_t entry,
+			    cpa_store_sums_fn fn, void *arg, char *err,
+			    size_t errlen)
+{
+	if (!r->sums_read) {
+		int e = load_sums(r, err, errlen);
+		if (e)
+			return e;
+	}
+	if (entry >= r->si->n_idx || !r->sums_at || !r->sums_at[entry])
+		return 1;
+	uint64_t at = r->sums_at[entry];
+	size_t blen = CPA_STORE_BLOCK_HEADER +
+		      cpa_get_le32(r->sums.p + at + 8);
+	char why[200];
+	const uint8_t *raw;
+	size_t len;
+	if (cpa_store_sums_unblock(r->sums.p + at, blen, &raw, &len, why,
+				   sizeof(why)) < 0)
+		return cpa_fail(err, errlen, "%s/sums: byte %llu: %s",
+				r->si->path, (unsigned long long)at, why);
+	/* checked whole before fn sees a window: a caller that falls back
+	 * to the data block must not have counted part of it */
+	int ret = cpa_store_sums_decode(raw, len, &r->si->idx[entry],
+					r->si->interval_ns, &r->scratch,
+					sums_none, NULL, why, sizeof(why));
+	if (!ret)
+		ret = cpa_store_sums_decode(raw, len,
+					    &r->si->idx[entry],
+					    r->si->interval_ns, &r->scratch,
+					    fn, arg, why, sizeof(why));
+	if (ret == -1)
+		return cpa_fail(err, errlen, "%s/sums: block at byte %llu: %s",
+				r->si->path, (unsigned long long)at, why);
+	return ret;
+}
+
 void cpa_segment_reader_close(struct cpa_segment_reader *r)
 {
+	cpa_buf_free(&r->sums);
+	free(r->sums_at);
 	cpa_cpastore_reader_close(r);
 	if (r->dict_fd > 0)
 		close(r->dict_fd);

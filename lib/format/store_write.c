@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Segment writer. A segment's files only ever grow by whole commits: the
- * dictionary block, the data block, then the index entry that makes them
- * visible. Writes go to the committed lengths with pwrite, so after a
+ * dictionary block, the data block, its sums block, then the index entry
+ * that makes them visible. Writes go to the committed lengths with pwrite, so after a
  * failure (a full disk) the files are cut back and the same windows can be
  * written again later without a hole or a duplicate.
  */
@@ -31,8 +31,8 @@ struct cpa_segment_writer {
 	char *path;
 	char name[CPA_STORE_NAME_MAX];
 	int dirfd;
-	int fd[3];
-	uint64_t len[3];	/* committed length of each file */
+	int fd[4];
+	uint64_t len[4];	/* committed length of each file */
 	uint64_t meta_bytes;
 	uint64_t start_ns, interval_ns;
 	uint64_t min_start, max_end;
@@ -45,8 +45,17 @@ struct cpa_segment_writer {
 	/* Ids up to these are in the dict file; later ones are pending. */
 	uint32_t saved_strings, saved_stacks, saved_labelsets;
 
-	struct cpa_buf raw, dict_block, data_block;
+	/* sums: the side of each stack (0 not known yet, 1 user, 2
+	 * kernel), and a window's totals with their keys' table */
+	uint8_t *side;
+	size_t capside;
+	struct cpa_store_sum *tot;
+	size_t captot;
+	struct cpa_htab tot_index;
+
+	struct cpa_buf raw, dict_block, data_block, sums_block;
 };
+#define NFILES 4
 
 
 static int write_meta(struct cpa_segment_writer *sw, const char *extra,
@@ -116,7 +125,7 @@ struct cpa_segment_writer *cpa_segment_create(const char *dir,
 	sw->start_ns = start_ns;
 	sw->interval_ns = interval_ns;
 	sw->dirfd = -1;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NFILES; i++)
 		sw->fd[i] = -1;
 	int e = 0;
 
@@ -136,7 +145,7 @@ struct cpa_segment_writer *cpa_segment_create(const char *dir,
 		cpa_fail_errno(err, errlen, e, "%s", tmp);
 		goto fail;
 	}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < NFILES; i++) {
 		const char *fname = cpa_store_file_names[i];
 		sw->fd[i] = openat(sw->dirfd, fname,
 				   O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
@@ -178,11 +187,12 @@ struct cpa_segment_writer *cpa_segment_create(const char *dir,
 	sw->ls = cpa_calloc(sw->capls, sizeof(*sw->ls));
 	sw->nls = 1;
 	cpa_htab_init(&sw->ls_index, 64);
+	cpa_htab_init(&sw->tot_index, 16);
 	return sw;
 
 fail:
 	/* Leave nothing half-made behind: the directory was ours. */
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < NFILES; i++) {
 		if (sw->fd[i] >= 0)
 			close(sw->fd[i]);
 		if (sw->dirfd >= 0)
@@ -375,6 +385,71 @@ static void encode_windows(struct cpa_buf *b,
 	}
 }
 
+/* 1 user, 2 kernel: by the stack's leaf frame, as the trend tells them. */
+static uint8_t stack_side(struct cpa_segment_writer *sw, uint32_t stack)
+{
+	CPA_GROW_ZERO(sw->side, sw->capside, (size_t)stack + 1);
+	if (!sw->side[stack]) {
+		uint32_t n, len = 0;
+		const uint32_t *f = cpa_stacktab_get(sw->stacks, stack, &n);
+		const char *leaf = n ? cpa_strtab_get(sw->strings, f[n - 1], &len)
+				     : NULL;
+		sw->side[stack] = cpa_frame_is_kernel(leaf, len) ? 2 : 1;
+	}
+	return sw->side[stack];
+}
+
+/* The sums block of windows w[0..n) (entries sorted by encode_windows):
+ * each window's totals in the order their keys first appear. */
+static void encode_sums(struct cpa_segment_writer *sw, struct cpa_buf *b,
+			const struct cpa_store_window *w, size_t n)
+{
+	b->len = 0;
+	cpa_buf_uleb128(b, n);
+	uint64_t prev = w[0].start_ns;
+	for (size_t i = 0; i < n; i++) {
+		cpa_buf_uleb128(b, w[i].start_ns - prev);
+		prev = w[i].start_ns;
+		uint32_t nt = 0;
+		cpa_htab_clear(&sw->tot_index);
+		for (uint32_t k = 0; k < w[i].n; k++) {
+			const struct cpa_store_entry *e = &w[i].e[k];
+			const struct cpa_store_labelset *ls = &sw->ls[e->labelset];
+			struct cpa_store_sum key = {
+				.kind = ls->kind,
+				.flags = ls->flags & CPA_SAMPLE_FLAGS,
+				.kernel = stack_side(sw, e->stack) == 2,
+			};
+			uint64_t word = (uint64_t)key.kind << 32 |
+					(uint64_t)key.flags << 1 | key.kernel;
+			struct cpa_htab_probe pr;
+			uint32_t id;
+			for (id = cpa_htab_first(&sw->tot_index,
+						 cpa_hash(&word, sizeof(word), 7),
+						 &pr);
+			     id; id = cpa_htab_next(&sw->tot_index, &pr))
+				if (sw->tot[id - 1].kind == key.kind &&
+				    sw->tot[id - 1].flags == key.flags &&
+				    sw->tot[id - 1].kernel == key.kernel)
+					break;
+			if (!id) {
+				CPA_GROW(sw->tot, sw->captot, (size_t)nt + 1);
+				sw->tot[nt++] = key;
+				id = nt;
+				cpa_htab_add(&sw->tot_index, &pr, id);
+			}
+			sw->tot[id - 1].weight += e->weight;
+		}
+		cpa_buf_uleb128(b, nt);
+		for (uint32_t t = 0; t < nt; t++) {
+			cpa_buf_uleb128(b, sw->tot[t].kind);
+			cpa_buf_uleb128(b, sw->tot[t].flags);
+			cpa_buf_uleb128(b, sw->tot[t].kernel);
+			cpa_buf_uleb128(b, sw->tot[t].weight);
+		}
+	}
+}
+
 int cpa_segment_append(struct cpa_segment_writer *sw,
 		       struct cpa_store_window *w, size_t n,
 		       uint64_t cover_from, uint64_t cover_to, char *err,
@@ -412,6 +487,9 @@ int cpa_segment_append(struct cpa_segment_writer *sw,
 		snprintf(err, errlen, "%s/data: %s", sw->path, why);
 		return -EINVAL;
 	}
+	encode_sums(sw, &sw->raw, w, n);
+	sw->sums_block.len = 0;
+	cpa_store_sums_block(&sw->sums_block, sw->raw.p, sw->raw.len);
 	ie.dict_off = sw->len[CPA_STORE_DICT];
 	ie.dict_len = (uint32_t)sw->dict_block.len;
 	ie.data_off = sw->len[CPA_STORE_DATA];
@@ -430,6 +508,11 @@ int cpa_segment_append(struct cpa_segment_writer *sw,
 			       ie.data_off);
 	}
 	if (!r) {
+		at = CPA_STORE_SUMS;
+		r = cpa_pwrite_full(sw->fd[at], sw->sums_block.p,
+				    sw->sums_block.len, sw->len[at]);
+	}
+	if (!r) {
 		at = CPA_STORE_INDEX;
 		r = cpa_pwrite_full(sw->fd[at], entry, sizeof(entry),
 			       sw->len[at]);
@@ -437,7 +520,7 @@ int cpa_segment_append(struct cpa_segment_writer *sw,
 	if (r) {
 		/* Cut back to the last commit; truncation frees blocks,
 		 * so it works on a full disk too. */
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < NFILES; i++)
 			if (ftruncate(sw->fd[i], (off_t)sw->len[i]) < 0)
 				cpa_debug("%s/%s: truncate: %s", sw->path,
 					  cpa_store_file_names[i],
@@ -447,6 +530,7 @@ int cpa_segment_append(struct cpa_segment_writer *sw,
 	}
 	sw->len[CPA_STORE_DICT] += ie.dict_len;
 	sw->len[CPA_STORE_DATA] += ie.data_len;
+	sw->len[CPA_STORE_SUMS] += sw->sums_block.len;
 	sw->len[CPA_STORE_INDEX] += sizeof(entry);
 	sw->saved_strings = cpa_strtab_count(sw->strings);
 	sw->saved_stacks = cpa_stacktab_count(sw->stacks);
@@ -464,8 +548,8 @@ int cpa_segment_sync(struct cpa_segment_writer *sw)
 	 * rarely points past what reached the disk; the block checksums
 	 * catch the cases where it still does. */
 	static const enum cpa_store_file order[] = {
-		CPA_STORE_DICT, CPA_STORE_DATA, CPA_STORE_INDEX};
-	for (size_t i = 0; i < 3; i++)
+		CPA_STORE_DICT, CPA_STORE_DATA, CPA_STORE_SUMS, CPA_STORE_INDEX};
+	for (size_t i = 0; i < NFILES; i++)
 		if (fdatasync(sw->fd[order[i]]) < 0)
 			return -errno;
 	return 0;
@@ -473,7 +557,8 @@ int cpa_segment_sync(struct cpa_segment_writer *sw)
 
 uint64_t cpa_segment_bytes(const struct cpa_segment_writer *sw)
 {
-	return sw->len[0] + sw->len[1] + sw->len[2] + sw->meta_bytes;
+	return sw->len[0] + sw->len[1] + sw->len[2] + sw->len[3] +
+	       sw->meta_bytes;
 }
 
 size_t cpa_segment_dict_bytes(const struct cpa_segment_writer *sw)
@@ -496,7 +581,7 @@ void cpa_segment_close(struct cpa_segment_writer *sw)
 {
 	if (!sw)
 		return;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NFILES; i++)
 		if (sw->fd[i] >= 0)
 			close(sw->fd[i]);
 	if (sw->dirfd >= 0)
@@ -505,7 +590,11 @@ void cpa_segment_close(struct cpa_segment_writer *sw)
 	cpa_stacktab_free(sw->stacks);
 	free(sw->ls);
 	cpa_htab_free(&sw->ls_index);
+	cpa_htab_free(&sw->tot_index);
+	free(sw->side);
+	free(sw->tot);
 	cpa_buf_free(&sw->raw);
+	cpa_buf_free(&sw->sums_block);
 	cpa_buf_free(&sw->dict_block);
 	cpa_buf_free(&sw->data_block);
 	free(sw->path);

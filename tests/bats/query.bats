@@ -279,6 +279,98 @@ pruned() {
 	done
 }
 
+# summed ERR: "BLOCKS SUMMED" of cpa-query -v's range line in ERR
+summed() {
+	sed -n 's/^cpa-query: range: [0-9]* segments, \([0-9]*\) blocks, .* entries, \([0-9]*\) blocks by their sums$/\1 \2/p' "$1"
+}
+
+@test "query: a trend's totals come from the segments' sums, byte for byte what decoding every entry gives" {
+	set -o pipefail
+	local args b s
+	for args in "--split-every 50s --labels none --stacks side" \
+		"--split-every 7s --labels none --stacks side --from @$((T0 + 13)) --to @$((T0 + 333))"; do
+		# shellcheck disable=SC2086
+		cpa-query -v --dir "$QS" --format stream $args >"$T/sums" 2>"$T/sums.err"
+		# shellcheck disable=SC2086
+		CPA_QUERY_NO_SUMS=1 cpa-query -v --dir "$QS" --format stream $args \
+			>"$T/decoded" 2>"$T/decoded.err"
+		"$DUMP" <"$T/sums" >"$T/dump"
+		grep -q '^end samples=[1-9]' "$T/dump"
+		cmp "$T/sums" "$T/decoded"
+		# every block was read by its sums, none on the slow path
+		read -r b s < <(summed "$T/sums.err")
+		[ "$b" -gt 0 ]
+		[ "$s" -eq "$b" ]
+		[ "$(summed "$T/decoded.err")" = "$b 0" ]
+	done
+	# the sums hold both kinds and both sides
+	grep -q 'kind=offcpu-blocked' "$T/dump"
+	grep -q '\[kernel\]_\[k\]' "$T/dump"
+	# a label kept or a filter needs the entries
+	cpa-query -v --dir "$QS" --format stream --split-every 50s --labels none \
+		--stacks side --comm proc3 >/dev/null 2>"$T/f.err"
+	[ "$(summed "$T/f.err" | cut -d' ' -f2)" -eq 0 ]
+	cpa-query -v --dir "$QS" --format stream --split-every 50s --labels comm \
+		--stacks side >/dev/null 2>"$T/l.err"
+	[ "$(summed "$T/l.err" | cut -d' ' -f2)" -eq 0 ]
+}
+
+@test "query: a trend's totals from the sums keep kinds that net (older windows too) and sample flags apart" {
+	set -o pipefail
+	local i t args
+	for i in $(seq 0 59); do
+		t=$((T0 + i))000000000
+		echo "$t mem-usage 7 7 0 app app 4096 main;alloc;mmap_[k]"
+		echo "$t mem-usage+free 7 7 0 app app 1024 main;alloc;mmap_[k]"
+		echo "$t oncpu+estimate 8 8 1 db db 3 main;work"
+		echo "$t oncpu 8 8 1 db db 2 main;read_[k]"
+	done | "$CPA_BUILDDIR/tests/tools/mkstream" | cpa-store --dir "$T/mem" --segment 1m
+	for args in "--from @$((T0 + 30)) --split-every 10s" "--split-every 1m"; do
+		# shellcheck disable=SC2086
+		cpa-query -v --dir "$T/mem" --format stream --labels none \
+			--stacks side $args >"$T/sums" 2>"$T/sums.err"
+		# shellcheck disable=SC2086
+		CPA_QUERY_NO_SUMS=1 cpa-query --dir "$T/mem" --format stream \
+			--labels none --stacks side $args >"$T/decoded"
+		cmp "$T/sums" "$T/decoded"
+		[ "$(summed "$T/sums.err" | cut -d' ' -f2)" -gt 0 ]
+	done
+	# a minute's allocations, its frees and its estimated samples apart
+	"$DUMP" <"$T/sums" >"$T/dump"
+	grep -q 'kind=mem-usage weight=245760 .* env=0$' "$T/dump"
+	grep -q 'kind=mem-usage weight=61440 .* flags=0x40$' "$T/dump"
+	grep -q 'kind=oncpu weight=180 .* flags=0x80$' "$T/dump"
+}
+
+@test "query: segments without sums (format 1.2) or with damaged ones are decoded, to the same trend" {
+	set -o pipefail
+	local args="--format stream --split-every 50s --labels none --stacks side"
+	# shellcheck disable=SC2086
+	CPA_QUERY_NO_SUMS=1 cpa-query --dir "$QS" $args >"$T/want"
+	cp -r "$QS" "$T/s"
+	ls -d "$T"/s/*/ >"$T/segs"
+	# the first segment as a 1.2 writer left it: no sums file
+	old=$(sed -n 1p "$T/segs")
+	rm "$old/sums"
+	sed -i 's/^format=1\.3$/format=1.2/' "$old/meta"
+	# the second's sums damaged inside a block, the third's cut short
+	bad=$(sed -n 2p "$T/segs")
+	printf 'XXXX' | dd of="$bad/sums" bs=1 seek=100 conv=notrunc status=none
+	short=$(sed -n 3p "$T/segs")
+	truncate -s 500 "$short/sums"
+	# shellcheck disable=SC2086
+	cpa-query -v --dir "$T/s" $args >"$T/got" 2>"$T/err"
+	cat "$T/err"
+	cmp "$T/got" "$T/want"
+	grep -q "^cpa-query: warning: ${bad}sums: byte 64: block checksum mismatch; reading the data blocks instead$" "$T/err"
+	grep -q "^cpa-query: warning: ${short}sums: byte [0-9]*: the file ends inside the sums of index entry [0-9]*; reading the data blocks instead$" "$T/err"
+	# the rest of the damaged and the short segments' blocks by their sums
+	read -r b s < <(summed "$T/err")
+	[ "$s" -gt 0 ]
+	[ "$s" -lt "$b" ]
+	[ "$(grep -c warning "$T/err")" -eq 2 ]
+}
+
 @test "query: a range of several segments read ahead on a second thread is answered byte for byte as on one" {
 	set -o pipefail
 	local args

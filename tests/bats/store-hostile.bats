@@ -227,7 +227,7 @@ history() {
 	local meta
 	meta=$(ls -d "$T"/store/2*/meta)
 	# as a 1.1 writer left it after its upstream was cut off
-	sed -i 's/^format=1.2$/format=1.1/' "$meta"
+	sed -i 's/^format=1\.[0-9]*$/format=1.1/' "$meta"
 	echo 'lost=0-1000000000:0,1700000001000000000-1700000002000000000:7' >>"$meta"
 	run cpa-query --dir "$T/store" --list
 	[ "$status" -eq 0 ]

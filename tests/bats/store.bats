@@ -24,7 +24,7 @@ setup() {
 	# the segment says what it holds: format, host, kernel, units and
 	# the capture's own meta
 	meta=$(ls -d "$T"/s/*Z)/meta
-	grep -qx 'format=1.2' "$meta"
+	grep -qx 'format=1.3' "$meta"
 	grep -qx "host=$(uname -n)" "$meta"
 	grep -qx "kernel=$(uname -r)" "$meta"
 	grep -q '^units=oncpu:samples,offcpu-blocked:ns,' "$meta"

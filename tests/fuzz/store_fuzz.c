@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: the store readers (meta, index, dictionary and data
- * blocks) through the same calls cpa-query makes. An input is a segment
- * packed as four parts, each a little-endian u32 length then its bytes:
- * meta, index, dict, data. They are written to a scratch directory and
- * read back as a segment.
+ * blocks, and the sums of format 1.3) through the same calls cpa-query
+ * makes. An input is a segment packed as five parts, each a
+ * little-endian u32 length then its bytes: meta, index, dict, data, sums
+ * (an empty sums part: no sums file, as in a 1.2 segment). They are
+ * written to a scratch directory and read back as a segment.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -17,7 +18,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const part_names[4] = {"meta", "index", "dict", "data"};
+static const char *const part_names[5] = {"meta", "index", "dict", "data",
+					  "sums"};
 
 static int count_window(void *arg, uint64_t start, const struct cpa_store_entry *e,
 			uint32_t n)
@@ -28,12 +30,21 @@ static int count_window(void *arg, uint64_t start, const struct cpa_store_entry 
 	return 0;
 }
 
+static int count_sums(void *arg, uint64_t start, const struct cpa_store_sum *s,
+		      uint32_t n)
+{
+	uint64_t *sum = arg;
+	for (uint32_t i = 0; i < n; i++)
+		*sum += s[i].weight + s[i].kind + s[i].flags + s[i].kernel;
+	return 0;
+}
+
 static char dir[64];
 
 static void remove_scratch(void)
 {
 	char path[128];
-	for (int p = 0; p < 4; p++) {
+	for (int p = 0; p < 5; p++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, part_names[p]);
 		unlink(path);
 	}
@@ -51,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		atexit(remove_scratch);
 	}
 	size_t at = 0;
-	for (int p = 0; p < 4; p++) {
+	for (int p = 0; p < 5; p++) {
 		uint32_t len = 0;
 		if (at + 4 <= size) {
 			memcpy(&len, data + at, 4);
@@ -61,6 +72,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			len = (uint32_t)(size - at);
 		char path[128];
 		snprintf(path, sizeof(path), "%s/%s", dir, part_names[p]);
+		if (p == 4 && !len) {
+			unlink(path);
+			continue;
+		}
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		if (fd < 0)
 			abort();
@@ -76,6 +91,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct cpa_segment_reader r;
 		if (cpa_segment_reader_open(&r, &si, err, sizeof(err)) == 0) {
 			uint64_t sum = 0;
+			for (size_t i = 0; i < si.n_idx; i++)
+				cpa_segment_reader_sums(&r, i, count_sums, &sum,
+							err, sizeof(err));
 			for (size_t i = 0; i < si.n_idx; i++)
 				if (cpa_segment_reader_block(&r, i, count_window,
 							     &sum, err,
@@ -124,9 +142,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cpa_store_index_entry ie = {.min_start = 0, .max_end = UINT64_MAX,
 					   .n_windows = 1};
 	uint64_t sum = 0;
-	if (size > 0)
+	if (size > 0) {
 		cpa_store_windows_decode(data, size, &sd, &ie, 1, &scratch,
 					 count_window, &sum, err, sizeof(err));
+		cpa_store_sums_decode(data, size, &ie, 1, &scratch, count_sums,
+				      &sum, err, sizeof(err));
+	}
+	const uint8_t *payload;
+	size_t plen;
+	if (cpa_store_sums_unblock(data, size, &payload, &plen, err,
+				   sizeof(err)) == 0 && plen > size)
+		abort();
 	cpa_store_dict_free(&sd);
 	cpa_buf_free(&raw);
 	cpa_buf_free(&scratch);
