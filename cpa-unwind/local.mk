@@ -8,7 +8,7 @@ cpa_unwind_libunwind_a_SOURCES = \
 	cpa-unwind/sample.c \
 	cpa-unwind/allocs.c cpa-unwind/allocs.h \
 	cpa-unwind/cgroups.c cpa-unwind/cgroups.h \
-	cpa-unwind/bestof.c \
+	cpa-unwind/bestof.c cpa-unwind/roottail.c \
 	cpa-unwind/walk.c cpa-unwind/walk.h cpa-unwind/splice.c \
 	cpa-unwind/cfi.c cpa-unwind/cfi.h \
 	cpa-unwind/cfi_exec.c cpa-unwind/cfi_exec.h \

@@ -40,6 +40,16 @@ struct mapping {
 	uint8_t build_id[CPA_BUILD_ID_MAX];
 };
 
+/* A root frame's return address and the frames beyond it, from a whole
+ * DWARF chain (roottail.c). */
+#define ROOT_TAIL_MAX 4
+#define PROC_ROOT_TAILS 4
+struct root_tail {
+	uint64_t at;
+	uint8_t n;
+	uint64_t ips[ROOT_TAIL_MAX];
+};
+
 struct proc {
 	uint32_t pid;
 	struct mapping *maps;	/* sorted by start, disjoint */
@@ -59,6 +69,8 @@ struct proc {
 	bool v8_checked;	/* its V8 flags were looked at (node.c) */
 	bool v8_exe_checked;	/* whether it is node was looked at */
 	uint64_t last_used;	/* sample counter, for LRU bounding */
+	struct root_tail tails[PROC_ROOT_TAILS];	/* roottail.c */
+	uint8_t n_tails;
 	struct proc *hnext;
 };
 

@@ -211,6 +211,11 @@ int unwind_raw_sample(struct unwinder *u, const struct cpa_record *rec,
 		ips = u->dwarf.ips;
 		nips = u->dwarf.n;
 		u->st.dwarf_frames += nips;
+		if (walk_complete(&u->dwarf))
+			root_tails_learn(u, p, ips, nips);
+	} else if (choice == CHOSE_FP && p && !s.stack_len) {
+		nips = root_tails_complete(p, s.user_ips, nips, CPA_MAX_FRAMES);
+		s.n_user = (uint16_t)nips;
 	}
 	u->st.chose[choice]++;
 
@@ -369,6 +374,7 @@ int unwind_task(struct unwinder *u, const struct cpa_record *rec, char *err,
 			proc_forget_read(p);
 			proc_drop_caches(p);
 			jvm_proc_free(&p->jvm);
+			p->n_tails = 0;	/* another image's roots */
 		}
 		break;
 	}

@@ -161,6 +161,13 @@ const char *frame_raw_name(struct unwinder *u, struct proc *p, uint64_t ip,
 
 /* bestof.c */
 bool is_root_symbol(const char *raw);
+/* roottail.c: the frames beyond a root, learnt from a whole DWARF chain
+ * ips[0..n), and an FP chain taken without a snapshot completed with
+ * them (up to max frames); returns its new length. */
+void root_tails_learn(struct unwinder *u, struct proc *p, const uint64_t *ips,
+		      unsigned n);
+unsigned root_tails_complete(const struct proc *p, uint64_t *ips, unsigned n,
+			     unsigned max);
 enum chain_choice choose_chain(struct unwinder *u, struct proc *p,
 			       const struct walk_result *dwarf,
 			       const uint64_t *fp, unsigned nfp);
