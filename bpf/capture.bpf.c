@@ -31,6 +31,7 @@
 /* Set by the loader before load; the verifier sees them as constants, so
  * disabled features cost nothing. */
 const volatile __u32 stack_size = 0;	/* user stack snapshot bytes, 0: none */
+const volatile bool snapshot_auto = true;	/* FP chain alone in fp_procs */
 const volatile bool user_stacks = true;	/* FP chain, registers, snapshot */
 const volatile bool include_idle = false;
 const volatile __u64 irqoff_gap_ns = 0;	/* 0: IRQ-off detection off */
@@ -103,6 +104,46 @@ struct {
 	__type(value, struct stack_vma);
 	__uint(max_entries, 16384);
 } stack_vmas SEC(".maps");
+
+/* Processes whose code keeps frame pointers, by tgid, kept by
+ * cpa-capture (fpframes.c) from their mappings. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct capture_fp_proc);
+	__uint(max_entries, 4096);
+} fp_procs SEC(".maps");
+
+/*
+ * Whether the FP chain alone is the whole user stack: ip lies in code
+ * that keeps frame pointers, and the word at sp is no return address
+ * into that code. Where it is, ip is in a function that has not set up
+ * its frame (a frameless leaf, or the entry before push %rbp), and the
+ * FP chain would skip that function's caller: the snapshot is taken,
+ * and cpa-unwind walks it by CFI. A code pointer that is only a local
+ * costs a snapshot, never a frame. A process's first samples take the
+ * snapshot too (fp->learn).
+ */
+static __always_inline bool fp_chain_whole(__u32 pid, __u64 ip, __u64 sp)
+{
+	struct capture_fp_proc *fp = bpf_map_lookup_elem(&fp_procs, &pid);
+	bool in_ip = false, in_top = false;
+	__u64 top = 0;
+
+	if (!fp)
+		return false;
+	if (fp->learn) {	/* racy between CPUs: a sample more or less */
+		fp->learn--;
+		return false;
+	}
+	if (bpf_probe_read_user(&top, sizeof(top), (void *)sp))
+		return false;
+	for (int i = 0; i < CAPTURE_FP_RANGES; i++) {
+		in_ip |= fp->start[i] <= ip && ip < fp->end[i];
+		in_top |= fp->start[i] <= top && top < fp->end[i];
+	}
+	return in_ip && !in_top;
+}
 
 static __always_inline struct capture_scratch *scratch_slot(__u32 cpu,
 							      __u32 slot)
@@ -224,9 +265,61 @@ static __always_inline void submit(struct capture_scratch *s)
 }
 
 /*
+ * The frame-pointer chain from ip and bp, leaf first, as the kernel's
+ * walk (bpf_get_stack with BPF_F_USER_STACK) gives it: ip, then each
+ * frame's return address, while frames lie further up the stack. Walked
+ * here, 16 bytes a frame, it spares the kernel's walk its word-by-word
+ * reads and perf's callchain buffers. Returns the frames.
+ */
+static __always_inline __u16 walk_fp_chain(__u64 *ips, __u64 ip, __u64 bp)
+{
+	struct {
+		__u64 next, ret;
+	} f;
+	__u32 n = 1;
+
+	ips[0] = ip;
+	for (int i = 1; i < CAPTURE_MAX_FRAMES; i++) {
+		if (!bp || (bp & 7) ||
+		    bpf_probe_read_user(&f, sizeof(f), (void *)bp))
+			break;
+		if (!f.ret)
+			break;
+		barrier_var(n);
+		if (n >= CAPTURE_MAX_FRAMES)
+			break;
+		ips[n++] = f.ret;
+		if (f.next <= bp)
+			break;
+		bp = f.next;
+	}
+	return n;
+}
+
+/* The current task's user registers: the interrupted ones when the
+ * sample came from user mode, else those saved at kernel entry. */
+static __always_inline void user_regs(__u64 *out, struct sample_regs *regs,
+				      struct task_struct *task)
+{
+	struct pt_regs *uregs;
+
+	if (regs && regs->user_mode) {
+		out[0] = regs->ip;
+		out[1] = regs->sp;
+		out[2] = regs->bp;
+		return;
+	}
+	uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+	out[0] = PT_REGS_IP_CORE(uregs);
+	out[1] = PT_REGS_SP_CORE(uregs);
+	out[2] = PT_REGS_FP_CORE(uregs);
+}
+
+/*
  * A sample of the current task: kernel stack, and unless kernel-only the
- * user registers, the stack snapshot and, where the snapshot does not hold
- * the whole stack, the frame-pointer user chain.
+ * user registers and either the frame-pointer user chain alone (code
+ * that keeps frame pointers, fp_chain_whole) or the stack snapshot and,
+ * where the snapshot does not hold the whole stack, the chain as well.
  * regs are the interrupted registers (perf event, uprobe) or NULL; when
  * they are not user mode the task's saved user registers are used.
  */
@@ -236,18 +329,26 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct capture_scratch *s = scratch_slot(cpu, slot);
+	bool user = user_stacks && BPF_CORE_READ(task, mm);
+	bool snapshot = user;	/* the loader sets a stack_size with them */
 	struct capture_event *ev;
-	struct pt_regs *uregs;
+	__u64 ur[CAPTURE_NREGS];
 	long n;
 
 	if (!s)
 		return 0;
+	if (user) {
+		user_regs(ur, regs, task);
+		if (snapshot && snapshot_auto &&
+		    fp_chain_whole(BPF_CORE_READ(task, tgid), ur[0], ur[1]))
+			snapshot = false;
+	}
 	/* The sample is written in place in the ring, snapshot included:
 	 * a copy through the scratch slot touched twice the pages, and on a
 	 * virtual machine a page touched from the timer's interrupt is what
 	 * a sample costs most. What the record holds past the snapshot is
 	 * never read (stack_len says where it ends). */
-	if (user_stacks && stack_size)
+	if (snapshot)
 		ev = bpf_ringbuf_reserve(&events, sizeof(*ev) + snapshot_room() +
 					 CAPTURE_STACK_SLACK, 0);
 	else
@@ -278,23 +379,20 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 	}
 	ev->n_kernel = n / 8;
 
-	if (user_stacks && BPF_CORE_READ(task, mm)) {
-		if (regs && regs->user_mode) {
-			ev->regs[0] = regs->ip;
-			ev->regs[1] = regs->sp;
-			ev->regs[2] = regs->bp;
-		} else {
-			/* in the kernel: the user registers saved at entry */
-			uregs = (struct pt_regs *)bpf_task_pt_regs(task);
-			ev->regs[0] = PT_REGS_IP_CORE(uregs);
-			ev->regs[1] = PT_REGS_SP_CORE(uregs);
-			ev->regs[2] = PT_REGS_FP_CORE(uregs);
-		}
+	if (user) {
+		ev->regs[0] = ur[0];
+		ev->regs[1] = ur[1];
+		ev->regs[2] = ur[2];
 		ev->n_regs = CAPTURE_NREGS;
-		/* The kernel's frame-pointer walk costs more than the rest
-		 * of the sample together; where the snapshot holds the whole
-		 * stack, cpa-unwind walks the same chain from the snapshot. */
-		if (!stack_size || !copy_user_stack(ev, task, ev->regs[1])) {
+		/* Code that keeps frame pointers: the chain alone. Else
+		 * the snapshot, and the kernel's frame-pointer walk only
+		 * where it does not hold the whole stack: that walk costs
+		 * more than the rest of the sample together, and where the
+		 * snapshot holds the stack, cpa-unwind walks the same chain
+		 * from it. */
+		if (!snapshot) {
+			ev->n_user = walk_fp_chain(ev->user_ips, ur[0], ur[2]);
+		} else if (!copy_user_stack(ev, task, ur[1])) {
 			n = bpf_get_stack(ctx, ev->user_ips,
 					  sizeof(ev->user_ips),
 					  BPF_F_USER_STACK);

@@ -101,6 +101,24 @@ struct capture_scratch {
 	__u64 py_buf[CAPTURE_PY_READ / 8];	/* a Python frame, read */
 };
 
+/*
+ * A process whose code keeps frame pointers (cpa-capture/fpframes.c):
+ * the executable mappings of its frame-pointer code. A sample whose ip
+ * lies in one of them takes the kernel's frame-pointer chain and no
+ * stack snapshot; an unused range is 0, 0.
+ */
+#define CAPTURE_FP_RANGES 4
+
+struct capture_fp_proc {
+	__u64 start[CAPTURE_FP_RANGES];
+	__u64 end[CAPTURE_FP_RANGES];
+	/* samples that still take the snapshot, so that cpa-unwind learns
+	 * what lies beyond the FP chain's root (cpa-unwind/roottail.c) */
+	__u32 learn;
+	__u32 pad;
+};
+#define CAPTURE_FP_LEARN 8
+
 /* Key of the --comm filter map: a NUL-padded name. */
 struct capture_comm {
 	char comm[CAPTURE_COMM_LEN];

@@ -9,13 +9,19 @@
  */
 #include <config.h>
 
+#include <inttypes.h>
+#include <stdio.h>
+#include <unistd.h>
+
 #include "cpa-capture.h"
+#include "safeopen.h"
 
 static const struct capture_addon *const addons[] = {
 	&memory_addon,	/* --mem virt, phys, usage */
 	&heap_addon,	/* --mem malloc */
 	&java_addon,	/* --java-alloc, --java-live */
 	&python_addon,	/* CPython frames for the BPF walker */
+	&fpframes_addon,	/* code that keeps frame pointers */
 };
 #define N_ADDONS (sizeof(addons) / sizeof(addons[0]))
 
@@ -118,4 +124,34 @@ void capture_addons_close(void)
 	for (size_t i = 0; i < N_ADDONS; i++)
 		if (addons[i]->close)
 			addons[i]->close();
+}
+
+/* The file of a mapping, through the process's own view of it, so a
+ * process in another mount namespace, or one whose file was replaced,
+ * is read as it runs. The process chooses the file and may have swapped
+ * it since it mapped it (a FIFO would hold the capture forever): opened
+ * by lib/base/safeopen.h's rules, a regular file of a bounded size, resolved
+ * inside the process's root. */
+int capture_open_mapping(const struct cpa_mmap *m, uint64_t max_size,
+			 struct stat *st)
+{
+	const struct safeopen_rules rules = {
+		.ino = m->inode, .max_size = max_size,
+	};
+	char fn[128];
+	int fd;
+
+	snprintf(fn, sizeof(fn), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+		 m->pid, m->start, m->start + m->len);
+	fd = safeopen_host(fn, &rules, st);
+	if (fd < 0) {	/* gone already, or no CAP_SYS_ADMIN */
+		char path[4200];
+		int rootfd;
+
+		snprintf(path, sizeof(path), "%.*s", (int)m->path_len, m->path);
+		fd = safeopen_in_proc_root(m->pid, path, &rules, st, &rootfd);
+		if (fd >= 0)
+			close(rootfd);
+	}
+	return fd;
 }

@@ -124,6 +124,26 @@ static void copy_py_frames(struct cpa_raw_sample *s,
 	memcpy(s->py, py->f, sizeof(py->f[0]) * py->n);
 }
 
+/* Which user stack each sample of the timer and probes took (--stats):
+ * the frame-pointer chain alone, the snapshot alone (it held the whole
+ * stack), or both (it did not). */
+static uint64_t took_fp, took_snapshot, took_both;
+
+static void count_path(const struct capture_event *ev)
+{
+	if (ev->kind != CAPTURE_KIND_ONCPU && ev->kind != CAPTURE_KIND_IRQOFF &&
+	    ev->kind != CAPTURE_KIND_PROBE)
+		return;
+	if (!ev->n_regs)
+		return;
+	if (!ev->stack_len)
+		took_fp++;
+	else if (ev->n_user)
+		took_both++;
+	else
+		took_snapshot++;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct capture_event *ev = data;
@@ -134,6 +154,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	    ev->n_kernel > CPA_MAX_FRAMES || ev->n_user > CPA_MAX_FRAMES ||
 	    ev->n_regs > CAPTURE_NREGS)
 		return 0;	/* the program never writes these */
+	count_path(ev);
 	memset(&s, 0, sizeof(s));
 	s.time_ns = ev->mono_ns;
 	s.cgroup_id = ev->cgroup_id;
@@ -517,6 +538,10 @@ static uint64_t bpf_run_ns(void)
 
 static void bpf_print_stats(double seconds)
 {
+	fprintf(stderr, "%s:   user stacks: %llu frame pointers, %llu "
+		"snapshot, %llu snapshot and frame pointers\n", cpa_progname(),
+		(unsigned long long)took_fp, (unsigned long long)took_snapshot,
+		(unsigned long long)took_both);
 	capture_prog_stats(skel->progs.on_cpu, seconds);
 	capture_prog_stats(skel->progs.irqoff_switch, seconds);
 	capture_prog_stats(skel->progs.sched_switch, seconds);
@@ -597,6 +622,7 @@ int bpf_backend_open(const struct capture_config *config,
 	}
 	skel->rodata->stack_size = user ? cfg->stack_size : 0;
 	skel->rodata->user_stacks = user;
+	skel->rodata->snapshot_auto = !cfg->snapshot_always;
 	skel->rodata->include_idle = cfg->include_idle;
 	CAPTURE_SET_FILTERS(skel->rodata, cfg);
 	/* a gap over 1.1 periods means the timer could not fire */
@@ -652,6 +678,7 @@ int bpf_backend_open(const struct capture_config *config,
 		.comms = skel->maps.comms, .cgroups = skel->maps.cgroups,
 		.cgroups_v1 = skel->maps.cgroups_v1, .cpus = skel->maps.cpus,
 		.py_procs_fd = bpf_map__fd(skel->maps.py_procs),
+		.fp_procs_fd = bpf_map__fd(skel->maps.fp_procs),
 		.ringbuf_bytes = skel->rodata->ringbuf_bytes,
 		.ncpus = ncpus, .user_stacks = user,
 	};

@@ -68,6 +68,7 @@ struct capture_config {
 	unsigned freq;
 	uint64_t duration_ns;		/* 0: until SIGINT/SIGTERM */
 	unsigned stack_size;		/* user stack snapshot bytes */
+	bool snapshot_always;		/* --snapshot=always: no FP-only path */
 	bool kernel_only;
 	bool no_oncpu;
 	bool include_idle;
@@ -265,6 +266,7 @@ struct capture_shared {
 	const struct bpf_map *pids, *tids, *comms, *cgroups, *cgroups_v1;
 	const struct bpf_map *cpus;
 	int py_procs_fd;		/* the Python walker's processes */
+	int fp_procs_fd;		/* processes keeping frame pointers */
 	uint64_t ringbuf_bytes;
 	int ncpus;
 	bool user_stacks;
@@ -328,7 +330,7 @@ struct capture_addon {
 
 /* memory.c, heap.c, java.c, python.c */
 extern const struct capture_addon memory_addon, heap_addon, java_addon,
-	python_addon;
+	python_addon, fpframes_addon;
 
 /* Each of these calls every add-on that has the entry, in table order. */
 int capture_addons_open(const struct capture_config *cfg,
@@ -348,6 +350,12 @@ void capture_addons_print_stats(double seconds);
 void capture_addons_meta_mode(const struct capture_config *cfg, char *buf,
 			      size_t len);
 void capture_addons_close(void);
+/* The file of an add-on's mapping, opened as the process sees it and by
+ * lib/base/safeopen.h's rules (a regular file of at most max_size bytes,
+ * the mapping's inode): an fd, or -1. */
+struct stat;
+int capture_open_mapping(const struct cpa_mmap *m, uint64_t max_size,
+			 struct stat *st);
 
 /* heap.c: the unbiased weight of an object of size bytes sampled once per
  * mean bytes on average (exponential intervals), as heap and Java samples

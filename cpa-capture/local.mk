@@ -15,6 +15,7 @@ cpa_capture_libcapture_a_SOURCES = \
 	cpa-capture/tracking.c \
 	cpa-capture/addons.c \
 	cpa-capture/python.c \
+	cpa-capture/fpframes.c \
 	cpa-capture/bpf_shared.c \
 	cpa-capture/bpf_backend.c \
 	cpa-capture/probes.c \
@@ -24,10 +25,10 @@ cpa_capture_libcapture_a_SOURCES = \
 	cpa-capture/perf_backend.c
 CAPTURE_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/cpa-capture \
 	-DCPA_PKGLIBDIR='"$(pkglibdir)"'
-CAPTURE_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+CAPTURE_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS) $(LIBDW_CFLAGS)
 CAPTURE_LIBS = cpa-capture/libcapture.a $(LIBCPA_FORMAT) $(LIBCPA_RUNTIME) \
 	$(LIBBPF_LIBS) \
-	$(LIBELF_LIBS) $(M_LIBS)
+	$(LIBDW_LIBS) $(LIBELF_LIBS) $(M_LIBS)
 cpa_capture_libcapture_a_CPPFLAGS = $(CAPTURE_CPPFLAGS)
 cpa_capture_libcapture_a_CFLAGS = $(CAPTURE_CFLAGS)
 # the loaders embed the BPF objects through their skeletons

@@ -17,6 +17,7 @@
 
 enum {
 	OPT_STACK_SIZE = 0x100,
+	OPT_SNAPSHOT,
 	OPT_BACKEND,
 	OPT_REQUIRE_PMU,
 	OPT_CGROUP,
@@ -67,6 +68,11 @@ static const struct argp_option opts[] = {
 	{ "stack-size", OPT_STACK_SIZE, "BYTES", 0,
 	  "user stack bytes copied per sample for DWARF unwinding: 4K..64K in "
 	  "4K steps (default 16K)", 1 },
+	{ "snapshot", OPT_SNAPSHOT, "auto|always", 0,
+	  "auto (default): code that keeps frame pointers (Go, or CFI "
+	  "on the frame pointer) takes the frame-pointer chain alone, "
+	  "the rest the stack copy; always: the stack copy for every "
+	  "sample", 1 },
 	{ "kernel-only", 'K', NULL, 0,
 	  "kernel stacks only: no user chain, registers or stack copy", 1 },
 	{ "backend", OPT_BACKEND, "bpf|perf", 0,
@@ -236,6 +242,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cpa_die_usage("invalid --stack-size '%s': expected 4K "
 				      "to 64K in steps of 4K", arg);
 		cfg->stack_size = (unsigned)v;
+		break;
+	case OPT_SNAPSHOT:
+		if (!strcmp(arg, "always"))
+			cfg->snapshot_always = true;
+		else if (!strcmp(arg, "auto"))
+			cfg->snapshot_always = false;
+		else
+			cpa_die_usage("invalid --snapshot '%s': expected auto "
+				      "or always", arg);
 		break;
 	case 'K':
 		cfg->kernel_only = true;

@@ -29,7 +29,6 @@
 #include "name.h"
 #include "pyframes.h"
 #include "pyoffsets.h"
-#include "safeopen.h"
 
 /* The largest interpreter file read: a libpython with its debug
  * symbols is tens of MB; a file far larger is no interpreter. */
@@ -171,34 +170,13 @@ out:
 		elf_end(e);
 }
 
-/* The file of a mapping, through the process's own view of it, so a
- * process in another mount namespace, or one whose file was replaced,
- * is read as it runs. The process chooses the file and may have swapped
- * it since it mapped it (a FIFO would hold the capture forever): opened
- * by lib/base/safeopen.h's rules, a regular file of a bounded size, resolved
- * inside the process's root. */
+/* An interpreter file, read once per device and inode. */
 static struct py_file *lookup_file(const struct cpa_mmap *m)
 {
-	const struct safeopen_rules rules = {
-		.ino = m->inode, .max_size = PY_FILE_MAX,
-	};
-	char fn[128];
 	struct stat st;
 	struct py_file *pf;
-	int fd;
+	int fd = capture_open_mapping(m, PY_FILE_MAX, &st);
 
-	snprintf(fn, sizeof(fn), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
-		 m->pid, m->start, m->start + m->len);
-	fd = safeopen_host(fn, &rules, &st);
-	if (fd < 0) {	/* gone already, or no CAP_SYS_ADMIN */
-		char path[4200];
-		int rootfd;
-
-		snprintf(path, sizeof(path), "%.*s", (int)m->path_len, m->path);
-		fd = safeopen_in_proc_root(m->pid, path, &rules, &st, &rootfd);
-		if (fd >= 0)
-			close(rootfd);
-	}
 	if (fd < 0)
 		return NULL;
 	for (size_t i = 0; i < n_files; i++)

@@ -51,14 +51,17 @@ setup_file() {
 	cap cpu1 --duration 10 --cpu 1
 	# the filters' captures run as long as the whole-host ones, so that
 	# each selected task gets samples on a busy machine too
-	cap pid --duration 8 --pid "$thr"
+	# the snapshot's own tests: chain_fp would take its FP chain alone
+	cap pid --duration 8 --snapshot=always --pid "$thr"
 	cap tid --duration 8 --tid "$worker"
 	cap comm --duration 8 --comm "$COMM"
 	cap cgroup --duration 8 --cgroup "$CG/plain"
 	cap container --duration 8 --container "${cid:0:12}"
 	cap perf --duration 8 --backend perf --pid "$thr"
 	cap konly --duration 4 --kernel-only --pid "$(pidof_wl spin)"
-	cap stack4k --duration 8 --stack-size 4K --pid "$thr"
+	cap stack4k --duration 8 --snapshot=always --stack-size 4K --pid "$thr"
+	cap fpauto --duration 8 --stats --pid "$thr"
+	cap nofpauto --duration 8 --stats --pid "$(pidof_wl nofp)"
 	cap stats --duration 4 --stats --pid "$(pidof_wl spin)" \
 		--stats-file "$T/capture.stats" --stats-interval 1s
 	# the spinner's CPU time is counted over the window in which "full"
@@ -71,14 +74,14 @@ setup_file() {
 	"$WL/chain_fp" --seconds 1 > "$T/short.out" 3>&-
 	awk '/^ready /{print $2; exit}' "$T/short.out" > "$T/short.pid"
 	for c in cpu0 cpu1 pid tid comm cgroup container perf konly \
-		stack4k stats; do
+		stack4k fpauto nofpauto stats; do
 		wait_for 30 cap_attached $c
 	done
 
 	cap_wait full
 	cpu_ticks "$(pidof_wl spin)" > "$T/spin.ticks1"
 	for c in cpu0 cpu1 pid tid comm cgroup container perf konly stack4k \
-		stats; do
+		fpauto nofpauto stats; do
 		cap_wait $c
 	done
 }
@@ -271,6 +274,38 @@ chains() {
 	[ "$got" -eq 0 ]
 	got=$(raw stack4k | awk '$9 == "flags=0x1" { split($17, u, /[=,]/); split($18, r, /[=,]/); if (u[2] != r[2]) print }' | wc -l)
 	[ "$got" -eq 0 ]
+}
+
+# took NAME PATH: the samples --stats says took PATH (frame pointers,
+# snapshot, both)
+took() {
+	sed -n 's/^cpa-capture:   user stacks: \([0-9]*\) frame pointers, \([0-9]*\) snapshot, \([0-9]*\) snapshot and frame pointers$/\1 \2 \3/p' "$T/$1.err" |
+		awk -v p="$2" '{ print p == "fp" ? $1 : p == "snapshot" ? $2 : $3 }'
+}
+
+@test "capture: --snapshot=auto takes a frame-pointer build's FP chain alone, and the snapshot elsewhere" {
+	grep 'user stacks' "$T/fpauto.err" "$T/nofpauto.err"
+	# chain_fp keeps frame pointers: but for its first 8 samples (which
+	# teach cpa-unwind its roots) and frameless moments, the FP chain
+	fp=$(took fpauto fp)
+	snap=$(took fpauto snapshot)
+	both=$(took fpauto both)
+	[ "$fp" -ge 20 ]
+	[ $(( snap + both )) -ge 8 ]
+	[ "$fp" -ge $(( 9 * (fp + snap + both - 8) / 10 )) ]
+	# ...which is in the stream as a chain with registers and no stack,
+	# its leaf the IP register, and deep: main or worker_main, run,
+	# level_a, level_b, hot_leaf and libc's start
+	got=$(raw fpauto | awk '$15 == "stack=0" && $14 == "nregs=3"' | wc -l)
+	[ "$got" -eq "$fp" ]
+	got=$(raw fpauto | awk '$15 == "stack=0" { split($13, n, "="); if (n[2] < 6) print }' | wc -l)
+	[ "$got" -eq 0 ]
+	got=$(raw fpauto | awk '$15 == "stack=0" { split($17, u, /[=,]/); split($18, r, /[=,]/); if (u[2] != r[2]) print }' | wc -l)
+	[ "$got" -eq 0 ]
+	# chain_nofp does not: every sample takes the snapshot (its stack
+	# is deeper than the copy, so the kernel's chain too)
+	[ "$(took nofpauto fp)" -eq 0 ]
+	[ $(( $(took nofpauto snapshot) + $(took nofpauto both) )) -ge 20 ]
 }
 
 @test "capture: running processes at start, then exec, mappings and exit as they happen" {

@@ -65,6 +65,28 @@ need() {
 	[ "$share" -ge 90 ]
 }
 
+@test "C with frame pointers: the FP chain alone, whole, rooted where DWARF roots it" {
+	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 6 --threads 1
+	cpa-capture --pid "$WL_PID" --duration 3 --stats >"$T/fpa.cpa" 2>"$T/fpa.err"
+	cpa-unwind --folded <"$T/fpa.cpa" >"$T/fpa.folded"
+	sort "$T/fpa.folded" | uniq -c | sort -rn | sed -n 1,5p
+	grep 'user stacks' "$T/fpa.err"
+	total=$(samples '^chain_fp;' "$T/fpa.folded")
+	[ "$total" -ge 20 ]
+	# the FP chain and no snapshot, but for the first 8 samples and a
+	# few in the vdso
+	fp=$(sed -n 's/^cpa-capture:   user stacks: \([0-9]*\) frame pointers.*/\1/p' "$T/fpa.err")
+	[ "$fp" -ge $(( (total - 8) * 8 / 10 )) ]
+	# and the chains are whole, each thread's rooted as a DWARF walk
+	# roots it, below libc's frames the FP walk cannot see
+	main=$(samples '^chain_fp;_start;(.*;)?main;run;level_a;level_b;hot_leaf( |;)' "$T/fpa.folded")
+	thread=$(samples '^chain_fp;(__)?clone3?;start_thread;worker_main;run;level_a;level_b;hot_leaf( |;)' "$T/fpa.folded")
+	echo "rooted: main $main, thread $thread, of $total"
+	[ "$main" -gt 0 ]
+	[ "$thread" -gt 0 ]
+	[ $(( (main + thread) * 100 / total )) -ge 95 ]
+}
+
 @test "C without frame pointers: full chain in >= 95% of samples (DWARF)" {
 	profile nofp 2 "$WL/chain_nofp" --seconds 6
 	[ "$(samples '^chain_nofp;' "$T/nofp.folded")" -ge 20 ]
