@@ -177,7 +177,17 @@ static int open_backend(const struct capture_config *cfg,
 				      "used with --backend perf", needs);
 		return perf_backend_open(cfg, f, b);
 	}
-	if (bpf_backend_open(cfg, f, b, &fallback, why, sizeof(why)) == 0)
+	/* The verifier gives up on a pending signal (EAGAIN, and libbpf's
+	 * retries with it): a program that takes longer to verify than
+	 * --stats-interval, on a loaded machine, would never load. The
+	 * interval's SIGALRM waits until the load is done. */
+	sigset_t alarm, old;
+	sigemptyset(&alarm);
+	sigaddset(&alarm, SIGALRM);
+	sigprocmask(SIG_BLOCK, &alarm, &old);
+	int rc = bpf_backend_open(cfg, f, b, &fallback, why, sizeof(why));
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
 		return 0;
 	if (!why[0])
 		return -1;	/* already reported */

@@ -61,6 +61,9 @@ setup_file() {
 	cap konly --duration 4 --kernel-only --pid "$(pidof_wl spin)"
 	cap stack4k --duration 8 --snapshot=always --stack-size 4K --pid "$thr"
 	cap fpauto --duration 8 --stats --pid "$thr"
+	# a SIGALRM every millisecond, from before the BPF load
+	cap tinyint --duration 3 --stats-file "$T/tinyint.stats" \
+		--stats-interval 1ms --pid "$(pidof_wl spin)"
 	cap nofpauto --duration 8 --stats --pid "$(pidof_wl nofp)"
 	cap stats --duration 4 --stats --pid "$(pidof_wl spin)" \
 		--stats-file "$T/capture.stats" --stats-interval 1s
@@ -74,14 +77,14 @@ setup_file() {
 	"$WL/chain_fp" --seconds 1 > "$T/short.out" 3>&-
 	awk '/^ready /{print $2; exit}' "$T/short.out" > "$T/short.pid"
 	for c in cpu0 cpu1 pid tid comm cgroup container perf konly \
-		stack4k fpauto nofpauto stats; do
+		stack4k fpauto nofpauto tinyint stats; do
 		wait_for 30 cap_attached $c
 	done
 
 	cap_wait full
 	cpu_ticks "$(pidof_wl spin)" > "$T/spin.ticks1"
 	for c in cpu0 cpu1 pid tid comm cgroup container perf konly stack4k \
-		fpauto nofpauto stats; do
+		fpauto nofpauto tinyint stats; do
 		cap_wait $c
 	done
 }
@@ -360,6 +363,12 @@ took() {
 	grep -qE '^cpa-capture: [0-9.]+ s, [0-9]+ samples \([0-9.]+/s\)' "$T/stats.err"
 	grep -qE '^cpa-capture:   lost' "$T/stats.err"
 	grep -qE '^cpa-capture: bpf on_cpu: [1-9][0-9]* runs, [0-9]+ ns/run' "$T/stats.err"
+}
+
+@test "capture: a --stats-interval shorter than the BPF program's load does not keep it from loading" {
+	# the verifier gives up on a pending signal
+	grep -q 'backend bpf' "$T/tinyint.err"
+	[ "$(cat "$T/tinyint.status")" -eq 0 ]
 }
 
 @test "capture: --stats-file keeps self statistics for cpa status" {
