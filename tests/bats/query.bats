@@ -286,7 +286,7 @@ summed() {
 
 @test "query: a trend's totals come from the segments' sums, byte for byte what decoding every entry gives" {
 	set -o pipefail
-	local args b s
+	local args b s got
 	for args in "--split-every 50s --labels none --stacks side" \
 		"--split-every 7s --labels none --stacks side --from @$((T0 + 13)) --to @$((T0 + 333))"; do
 		# shellcheck disable=SC2086
@@ -309,15 +309,17 @@ summed() {
 	# a label kept or a filter needs the entries
 	cpa-query -v --dir "$QS" --format stream --split-every 50s --labels none \
 		--stacks side --comm proc3 >/dev/null 2>"$T/f.err"
-	[ "$(summed "$T/f.err" | cut -d' ' -f2)" -eq 0 ]
+	got=$(summed "$T/f.err" | cut -d' ' -f2)
+	[ "$got" -eq 0 ]
 	cpa-query -v --dir "$QS" --format stream --split-every 50s --labels comm \
 		--stacks side >/dev/null 2>"$T/l.err"
-	[ "$(summed "$T/l.err" | cut -d' ' -f2)" -eq 0 ]
+	got=$(summed "$T/l.err" | cut -d' ' -f2)
+	[ "$got" -eq 0 ]
 }
 
 @test "query: a trend's totals from the sums keep kinds that net (older windows too) and sample flags apart" {
 	set -o pipefail
-	local i t args
+	local i t args got
 	for i in $(seq 0 59); do
 		t=$((T0 + i))000000000
 		echo "$t mem-usage 7 7 0 app app 4096 main;alloc;mmap_[k]"
@@ -333,7 +335,8 @@ summed() {
 		CPA_QUERY_NO_SUMS=1 cpa-query --dir "$T/mem" --format stream \
 			--labels none --stacks side $args >"$T/decoded"
 		cmp "$T/sums" "$T/decoded"
-		[ "$(summed "$T/sums.err" | cut -d' ' -f2)" -gt 0 ]
+		got=$(summed "$T/sums.err" | cut -d' ' -f2)
+		[ "$got" -gt 0 ]
 	done
 	# a minute's allocations, its frees and its estimated samples apart
 	"$DUMP" <"$T/sums" >"$T/dump"
