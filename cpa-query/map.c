@@ -56,6 +56,24 @@ void qmap_add(struct qmap *m, uint64_t a, uint64_t b, uint64_t v)
 	m->e[i].v += v;
 }
 
+size_t qmap_push(struct qmap *m, uint64_t a, uint64_t b)
+{
+	CPA_GROW(m->e, m->cap, m->n + 1);
+	m->e[m->n++] = (struct qmap_entry){a, b, 0};
+	return m->n - 1;
+}
+
+void qmap_reindex(struct qmap *m)
+{
+	cpa_htab_clear(&m->index);
+	for (size_t i = 0; i < m->n; i++) {
+		struct cpa_htab_probe pr;
+		const struct qmap_entry *e = &m->e[i];
+		if (!find(m, e->a, e->b, qmap_hash(e->a, e->b), &pr))
+			cpa_htab_add(&m->index, &pr, (uint32_t)i + 1);
+	}
+}
+
 uint64_t qmap_get(const struct qmap *m, uint64_t a, uint64_t b)
 {
 	struct cpa_htab_probe pr;

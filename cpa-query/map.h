@@ -56,4 +56,13 @@ static inline void qmap_prefetch_entry(const struct qmap *m, uint64_t h)
 void qmap_add_hashed(struct qmap *m, uint64_t a, uint64_t b, uint64_t h,
 		     uint64_t v);
 
+/*
+ * For a caller that finds its pairs itself (cpa-query's cells of a
+ * group): qmap_push appends (a, b), not held, with a sum of 0 and returns
+ * its index in m->e, leaving it out of the index; qmap_reindex indexes
+ * them all, after which the map may be used as any other.
+ */
+size_t qmap_push(struct qmap *m, uint64_t a, uint64_t b);
+void qmap_reindex(struct qmap *m);
+
 #endif

@@ -488,6 +488,8 @@ static void agg_flush(struct stream_sink *s)
 		};
 		cpa_write_sample(&s->w.w, &smp);
 	}
+	for (size_t i = 0; s->rows && i < s->agg.n; i++)
+		s->rows[s->agg.e[i].b >> 32].c[(uint32_t)s->agg.e[i].b] = 0;
 	qmap_clear(&s->agg);
 	if (s->prune)
 		qmap_clear(&s->pruned);
@@ -585,13 +587,62 @@ static uint32_t out_stack(struct stream_sink *s, uint32_t stack)
  * the misses a core keeps in flight. */
 #define AGG_AHEAD 8
 
+/* Cells agg_window keeps at most, unless they are under 16 for each
+ * pair held: beyond, the pairs are hashed. CPA_QUERY_CELLS_MAX=N sets
+ * it, so the tests can watch the cells given up midway. */
+#define CELLS_MAX (1u << 22)
+
+static size_t cells_max(void)
+{
+	static size_t max;
+	if (!max) {
+		const char *v = getenv("CPA_QUERY_CELLS_MAX");
+		max = v && *v ? strtoul(v, NULL, 10) + 1 : CELLS_MAX + 1;
+	}
+	return max - 1;
+}
+
+static void cells_free(struct stream_sink *s)
+{
+	for (size_t i = 0; s->rows && i < s->nrows; i++)
+		free(s->rows[i].c);
+	free(s->rows);
+	s->rows = NULL;
+}
+
+/* The cell of (label set, stack), NULL once the pairs are hashed. */
+static uint32_t *cell_of(struct stream_sink *s, uint32_t ls, uint32_t stack)
+{
+	if (!s->rows)
+		return NULL;
+	CPA_GROW_ZERO(s->rows, s->nrows, (size_t)ls + 1);
+	struct agg_row *r = &s->rows[ls];
+	if (stack < r->cap)
+		return &r->c[stack];
+	size_t was = r->cap;
+	CPA_GROW_ZERO(r->c, r->cap, (size_t)stack + 1);
+	s->ncells += r->cap - was;
+	if (s->ncells > cells_max() && s->ncells / 16 > s->agg.n) {
+		/* sparse: the ids span far more cells than pairs */
+		cells_free(s);
+		qmap_reindex(&s->agg);
+		return NULL;
+	}
+	return &r->c[stack];
+}
+
 /*
  * A window's entries summed into their group. A day of a busy host sums
  * into millions of (label set, stack) pairs, a table far larger than the
- * caches, where each add would wait for its misses one after another:
- * the window's keys are hashed and their slots fetched first. The output
- * is what adding entry by entry gives, strings and samples in the same
- * order.
+ * caches, where each add would wait for its misses one after another.
+ * With --prune the pairs are found by id: a cell per output label set
+ * and stack names the pair's entry, so an add reads a cell of a table a
+ * few times smaller than the hash's slots, then its entry, and a new
+ * pair is appended, not hashed; cells too sparse for their pairs are
+ * given up for the hash. Hashed,
+ * the window's keys are hashed and their slots fetched first. Either way
+ * the output is what adding entry by entry gives, strings and samples in
+ * the same order.
  */
 static void agg_window(struct sink *k, unsigned column, uint64_t start,
 		       const struct cpa_store_entry *e, uint32_t n)
@@ -610,13 +661,23 @@ static void agg_window(struct sink *k, unsigned column, uint64_t start,
 			agg_flush(s);
 		s->group = group;
 		s->batch[i] = (struct agg_add){ b, qmap_hash(group, b) };
-		qmap_prefetch_slot(&s->agg, s->batch[i].h);
+		if (!s->rows)
+			qmap_prefetch_slot(&s->agg, s->batch[i].h);
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		if (i + AGG_AHEAD < n)
-			qmap_prefetch_entry(&s->agg, s->batch[i + AGG_AHEAD].h);
-		qmap_add_hashed(&s->agg, group, s->batch[i].b, s->batch[i].h,
-				e[i].weight);
+		uint64_t b = s->batch[i].b;
+		uint32_t *c = cell_of(s, (uint32_t)(b >> 32), (uint32_t)b);
+		if (!c) {
+			if (i + AGG_AHEAD < n)
+				qmap_prefetch_entry(&s->agg,
+						    s->batch[i + AGG_AHEAD].h);
+			qmap_add_hashed(&s->agg, group, b, s->batch[i].h,
+					e[i].weight);
+			continue;
+		}
+		if (!*c)
+			*c = (uint32_t)qmap_push(&s->agg, group, b) + 1;
+		s->agg.e[*c - 1].v += e[i].weight;
 	}
 }
 
@@ -743,6 +804,7 @@ int stream_sink_finish(struct stream_sink *s)
 		qmap_free(&s->pruned);
 		cpa_stacktab_free(s->paths);
 	}
+	cells_free(s);
 	int r = cpa_write_end(&s->w.w);
 	cpa_symw_free(&s->w);
 	free(s->str_map);

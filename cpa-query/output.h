@@ -73,6 +73,11 @@ struct stream_sink {
 	struct qmap agg;		/* (group, out ls << 32 | stack) -> w */
 	struct agg_add { uint64_t b, h; } *batch;	/* a window's adds */
 	size_t batch_cap;
+	/* --prune: agg's pairs found by id, not hashed (agg_window); while
+	 * rows is set, agg's index holds none of them */
+	struct agg_row { uint32_t *c; size_t cap; } *rows;	/* by out
+					 * label set: stack -> index + 1 */
+	size_t nrows, ncells;
 	struct cpa_stacktab *out_ls;	/* label words of the output */
 	uint32_t *ls_map;		/* segment label set -> out_ls id */
 	size_t ls_n;

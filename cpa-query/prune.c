@@ -53,7 +53,7 @@ struct pruner {
 	size_t cap;
 	struct qmap cuts;	/* (node, label set) -> weight cut below */
 	struct cut_at *at;	/* by index in cuts */
-	size_t cap_at;
+	size_t n_at, cap_at;
 };
 
 static void emit(struct pruner *p, uint32_t ls, uint32_t path, uint32_t keep,
@@ -77,8 +77,37 @@ static void cut(struct pruner *p, const struct cut *c, uint32_t depth)
 {
 	size_t j = qmap_slot(&p->cuts, c->node, c->ls);
 	p->cuts.e[j].v += c->w;
-	CPA_GROW(p->at, p->cap_at, j + 1);
-	p->at[j] = (struct cut_at){ c->ls, c->path, depth };
+	/* the first path cut there names it: those after share its
+	 * frames down to the cut */
+	if (j >= p->n_at) {
+		CPA_GROW(p->at, p->cap_at, j + 1);
+		p->at[j] = (struct cut_at){ c->ls, c->path, depth };
+		p->n_at = j + 1;
+	}
+}
+
+/* The paths c[0..n) kept down to depth: a whole one is written, the
+ * others summed by their frame at depth under their node into level.
+ * The number left in c, in order. */
+static size_t descend(struct pruner *p, struct cut *c, size_t n,
+		      uint32_t depth, struct qmap *level)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint32_t *f = c[i].f;
+		uint32_t len = c[i].len;
+		if (len == depth) {	/* whole and wide enough */
+			emit(p, c[i].ls, c[i].path, len, false, c[i].w);
+			continue;
+		}
+		uint32_t fr = p->s->callee ? f[len - 1 - depth] : f[depth];
+		c[i].slot = qmap_slot(level, c[i].node, fr);
+		level->e[c[i].slot].v += c[i].w;
+		if (k != i)
+			c[k] = c[i];
+		k++;
+	}
+	return k;
 }
 
 static uint16_t kind_of(const struct stream_sink *s, uint32_t ls)
@@ -114,41 +143,38 @@ void prune_group(struct stream_sink *s)
 				       s->callee ? (uint64_t)kind : ls, 0 };
 	}
 
-	struct qmap level;
-	qmap_init(&level);
+	/* One pass a depth over the paths still walked: each is tested
+	 * against the level above, whose sums are whole, and what is kept
+	 * goes on into the next level's table, so the tables alternate.
+	 * Emits and cuts come in the order a pass per test and a pass per
+	 * sum would make them. */
+	struct qmap level[2];
+	qmap_init(&level[0]);
+	qmap_init(&level[1]);
 	qmap_init(&p.cuts);
+	n = descend(&p, c, n, 0, &level[0]);
 	for (uint32_t depth = 0; n; depth++) {
-		qmap_clear(&level);
+		struct qmap *at = &level[depth & 1], *next = &level[~depth & 1];
 		size_t k = 0;
-		for (size_t i = 0; i < n; i++) {
-			const uint32_t *f = c[i].f;
-			uint32_t len = c[i].len;
-			if (len == depth) {	/* whole and wide enough */
-				emit(&p, c[i].ls, c[i].path, len, false, c[i].w);
-				continue;
-			}
-			uint32_t fr = s->callee ? f[len - 1 - depth] : f[depth];
-			c[i].slot = qmap_slot(&level, c[i].node, fr);
-			level.e[c[i].slot].v += c[i].w;
-			c[k++] = c[i];
-		}
-		n = k;
-		k = 0;
+		qmap_clear(next);
 		for (size_t i = 0; i < n; i++) {
 			uint64_t t = total[c[i].kind];
-			if ((double)level.e[c[i].slot].v * s->prune < (double)t) {
+			if ((double)at->e[c[i].slot].v * s->prune < (double)t) {
 				cut(&p, &c[i], depth);
 				continue;
 			}
 			c[i].node = (uint64_t)(depth + 1) << 32 | c[i].slot;
-			c[k++] = c[i];
+			if (k != i)
+				c[k] = c[i];
+			k++;
 		}
-		n = k;
+		n = descend(&p, c, k, depth + 1, next);
 	}
 	for (size_t j = 0; j < p.cuts.n; j++)
 		emit(&p, p.at[j].ls, p.at[j].path, p.at[j].depth, true,
 		     p.cuts.e[j].v);
-	qmap_free(&level);
+	qmap_free(&level[0]);
+	qmap_free(&level[1]);
 	qmap_free(&p.cuts);
 	free(p.at);
 	free(c);
@@ -161,4 +187,8 @@ void stream_sink_prune(struct stream_sink *s, uint32_t n, bool callee)
 	s->callee = callee;
 	s->paths = cpa_stacktab_new();
 	qmap_init(&s->pruned);
+	/* pairs found by id (agg_window), but with CPA_QUERY_ENTRYWISE=1
+	 * (no window sink): the hashed adds entry by entry they must give */
+	if (s->k.window)
+		s->rows = cpa_calloc(1, sizeof(*s->rows));
 }

@@ -279,6 +279,26 @@ pruned() {
 	done
 }
 
+@test "query: --prune's pairs found by id are byte for byte the hashed ones, also when their cells are given up midway" {
+	set -o pipefail
+	local args max
+	for args in "--split-every 7m --labels comm --prune 20" \
+		"--split-every 1h --labels comm,pid,cpu --prune 20 --callee"; do
+		# shellcheck disable=SC2086
+		CPA_QUERY_ENTRYWISE=1 cpa-query --dir "$QS" --format stream \
+			$args >"$T/hashed"
+		"$DUMP" <"$T/hashed" >"$T/hashed.dump"
+		grep -q '^end samples=[1-9]' "$T/hashed.dump"
+		# all cells kept, none, and given up after some pairs
+		for max in "" 0 10 100; do
+			# shellcheck disable=SC2086
+			CPA_QUERY_CELLS_MAX=$max cpa-query --dir "$QS" \
+				--format stream $args >"$T/cells"
+			cmp "$T/cells" "$T/hashed"
+		done
+	done
+}
+
 # summed ERR: "BLOCKS SUMMED" of cpa-query -v's range line in ERR
 summed() {
 	sed -n 's/^cpa-query: range: [0-9]* segments, \([0-9]*\) blocks, .* entries, \([0-9]*\) blocks by their sums$/\1 \2/p' "$1"
