@@ -30,6 +30,7 @@
 #include "le.h"
 #include "leb128.h"
 #include "cfi_exec.h"
+#include "filepages.h"
 
 #define REG_RBP 6
 #define REG_RSP 7
@@ -42,6 +43,7 @@
  */
 #define LIBDW_FDE_MAX 1024		/* instruction bytes of one FDE */
 #define LIBDW_WORK_MAX (16u << 20)	/* per object */
+#define CFI_DROP_WINDOW (1u << 20)	/* section bytes resident at once */
 
 struct row_vec {
 	struct cfi_row *v;	/* pc relative to base */
@@ -357,6 +359,10 @@ static long compile_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 	if (!data || !data->d_buf)
 		return -1;
 	const uint8_t *base = data->d_buf;
+	/* the section's pages read so far go back as the FDEs are
+	 * compiled, a window at a time (filepages.h): rows are the cost */
+	bool drop = filepages_droppable(base, data->d_size);
+	Dwarf_Off dropped = 0;
 
 	struct {
 		Dwarf_Off off;
@@ -371,6 +377,10 @@ static long compile_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
 	Dwarf_CFI_Entry ent;
 
 	for (; off != (Dwarf_Off)-1; off = next) {
+		if (drop && off > dropped + CFI_DROP_WINDOW) {
+			filepages_drop(base + dropped, off - dropped);
+			dropped = off;
+		}
 		int next_rc = dwarf_next_cfi(ident, data, eh, off, &next, &ent);
 		if (next_rc == 1)
 			break;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "elfobj.h"
+#include "filepages.h"
 #include "safeopen.h"
 
 static const char *const fail_names[ELFOBJ_FAIL_COUNT] = {
@@ -296,6 +297,15 @@ static long add_symbols(struct elf_obj *o, Elf *elf, bool symtab,
 	return symtab_add_elf(&o->syms, elf, symtab, !symtab);
 }
 
+/* Gives back the pages of elf's file that a load has read (filepages.h). */
+static void drop_file_pages(Elf *elf)
+{
+	size_t size;
+	char *raw = elf ? elf_rawfile(elf, &size) : NULL;
+	if (raw && filepages_droppable(raw, size))
+		filepages_drop(raw, size);
+}
+
 static int load_elf(struct elf_obj *o, Elf *elf, int rootfd,
 		    const char *dir, const struct debug_sources *dbgs,
 		    size_t max_bytes, bool inl)
@@ -331,6 +341,9 @@ static int load_elf(struct elf_obj *o, Elf *elf, int rootfd,
 		o->fail = ELFOBJ_FAIL_NOMEM;
 	else if (nsym < 0)
 		o->fail = ELFOBJ_FAIL_SYMS_BUDGET;
+	/* the symbols are copied: their pages go before the CFI's come */
+	drop_file_pages(elf);
+	drop_file_pages(dbg);
 	if (!o->fail) {
 		symtab_finish(&o->syms);
 		size_t kept = sizeof(*o) + symtab_bytes(&o->syms) +

@@ -16,6 +16,7 @@ cpa_unwind_libunwind_a_SOURCES = \
 	cpa-unwind/proc.c cpa-unwind/proc.h \
 	cpa-unwind/elfcache.c cpa-unwind/elfcache.h \
 	cpa-unwind/elfobj.c cpa-unwind/elfobj.h \
+	cpa-unwind/filepages.c cpa-unwind/filepages.h \
 	cpa-unwind/dbgfetch.c cpa-unwind/dbgfetch.h \
 	cpa-unwind/symtab.c cpa-unwind/symtab.h \
 	cpa-unwind/kallsyms.c cpa-unwind/kallsyms.h \
