@@ -41,6 +41,14 @@ TESTS += tests/unit/child_test
 # pointers. Tools add their own workloads in their local.mk.
 WL_FP_CFLAGS = -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls
 WL_NOFP_CFLAGS = -O2 -g -fomit-frame-pointer -fno-inline -fno-optimize-sibling-calls
+# A sanitized build's CFLAGS (scripts/check --sanitize) keep frame
+# pointers, and automake puts CFLAGS after a program's own flags: the
+# workloads built without frame pointers get the last word, or the
+# tests that count on their having none would test frame-pointer code.
+WL_NOFP_BINARIES = tests/workloads/chain_nofp$(EXEEXT) \
+	tests/workloads/selfsnap$(EXEEXT) tests/workloads/qsort_chain$(EXEEXT) \
+	tests/workloads/vdso_chain$(EXEEXT) tests/hostile/hostile_spin$(EXEEXT)
+$(WL_NOFP_BINARIES): CFLAGS += -fomit-frame-pointer
 check_PROGRAMS += tests/workloads/chain_fp tests/workloads/chain_nofp \
 	tests/workloads/python_unsupported
 tests_workloads_python_unsupported_SOURCES = tests/workloads/python_unsupported.c \

@@ -60,11 +60,11 @@ setup_file() {
 	cap perf --duration 8 --backend perf --pid "$thr"
 	cap konly --duration 4 --kernel-only --pid "$(pidof_wl spin)"
 	cap stack4k --duration 8 --snapshot=always --stack-size 4K --pid "$thr"
-	cap fpauto --duration 8 --stats --pid "$thr"
+	cap fpauto --duration 8 --stats --snapshot=auto --pid "$thr"
 	# a SIGALRM every millisecond, from before the BPF load
 	cap tinyint --duration 3 --stats-file "$T/tinyint.stats" \
 		--stats-interval 1ms --pid "$(pidof_wl spin)"
-	cap nofpauto --duration 8 --stats --pid "$(pidof_wl nofp)"
+	cap nofpauto --duration 8 --stats --snapshot=auto --pid "$(pidof_wl nofp)"
 	cap stats --duration 4 --stats --pid "$(pidof_wl spin)" \
 		--stats-file "$T/capture.stats" --stats-interval 1s
 	# the spinner's CPU time is counted over the window in which "full"

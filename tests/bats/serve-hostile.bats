@@ -60,11 +60,14 @@ pid_job() {
 # capture_pid: the job's capture (not its --check run) in $cap
 capture_pid() {
 	local p
+	local c
 	for p in $(pgrep -f -- "cpa-capture.*--pid=$WL_PID" || true); do
-		if ! tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -e '--check' >/dev/null; then
-			cap=$p
-			return 0
-		fi
+		# a process gone since pgrep (the --check run) is none
+		c=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
+		[ -n "$c" ] || continue
+		case $c in *--check*) continue ;; esac
+		cap=$p
+		return 0
 	done
 	return 1
 }

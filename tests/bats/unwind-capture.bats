@@ -67,7 +67,7 @@ need() {
 
 @test "C with frame pointers: the FP chain alone, whole, rooted where DWARF roots it" {
 	start_workload "$T/wl.out" "$WL/chain_fp" --seconds 6 --threads 1
-	cpa-capture --pid "$WL_PID" --duration 3 --stats >"$T/fpa.cpa" 2>"$T/fpa.err"
+	cpa-capture --pid "$WL_PID" --duration 3 --stats --snapshot=auto >"$T/fpa.cpa" 2>"$T/fpa.err"
 	cpa-unwind --folded <"$T/fpa.cpa" >"$T/fpa.folded"
 	sort "$T/fpa.folded" | uniq -c | sort -rn | sed -n 1,5p
 	grep 'user stacks' "$T/fpa.err"
