@@ -48,6 +48,11 @@ struct {
 	__uint(max_entries, 1);		/* possible CPUs, set by the loader */
 } cpus SEC(".maps");
 
+/*
+ * For a task pointer the verifier does not trust, such as a raw
+ * tracepoint's argument; fill_task reads the same field by plain loads
+ * from the trusted current task.
+ */
 static __always_inline __u64 task_cgroup_id(struct task_struct *t)
 {
 	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
