@@ -240,8 +240,13 @@ static __always_inline bool copy_user_stack(struct capture_event *ev,
 	}
 	copied = copy_stack_pages((__u8 *)(ev + 1), snapshot_room(), sp, limit);
 	ev->stack_len = copied;
+	/* The stack's end unknown (bpf_find_vma returns -EBUSY while another
+	 * holds the mm's lock) or beyond the limit: what was copied may be
+	 * short of the stack's top, so it is flagged cut, and the kernel's FP
+	 * chain is kept for cpa-unwind to continue with. */
 	if (!whole || copied == 0) {
-		ev->flags |= copy_flags(copied, limit);
+		ev->flags |= copied ? CAPTURE_F_USER_TRUNCATED
+				    : copy_flags(0, limit);
 		return false;
 	}
 	if (copied < limit) {	/* a page of the stack not resident */
