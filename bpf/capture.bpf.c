@@ -315,9 +315,9 @@ static __always_inline void user_regs(__u64 *out, struct sample_regs *regs,
 		return;
 	}
 	uregs = (struct pt_regs *)bpf_task_pt_regs(task);
-	out[0] = PT_REGS_IP_CORE(uregs);
-	out[1] = PT_REGS_SP_CORE(uregs);
-	out[2] = PT_REGS_FP_CORE(uregs);
+	out[0] = PT_REGS_IP(uregs);
+	out[1] = PT_REGS_SP(uregs);
+	out[2] = PT_REGS_FP(uregs);
 }
 
 /*
@@ -334,7 +334,7 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct capture_scratch *s = scratch_slot(cpu, slot);
-	bool user = user_stacks && BPF_CORE_READ(task, mm);
+	bool user = user_stacks && task->mm;
 	bool snapshot = user;	/* the loader sets a stack_size with them */
 	struct capture_event *ev;
 	__u64 ur[CAPTURE_NREGS];
@@ -345,7 +345,7 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 	if (user) {
 		user_regs(ur, regs, task);
 		if (snapshot && snapshot_auto &&
-		    fp_chain_whole(BPF_CORE_READ(task, tgid), ur[0], ur[1]))
+		    fp_chain_whole(task->tgid, ur[0], ur[1]))
 			snapshot = false;
 	}
 	/* The sample is written in place in the ring, snapshot included:
@@ -450,7 +450,7 @@ int on_cpu(struct bpf_perf_event_data *ctx)
 	read_regs(&regs, (struct pt_regs *)&ctx->regs);
 	if (irqoff_gap_ns)
 		check_gap(ctx, &regs, now, cpu);
-	if (!include_idle && BPF_CORE_READ(task, pid) == 0)
+	if (!include_idle && task->pid == 0)
 		return 0;
 	if (!task_selected(task, cpu))
 		return 0;
