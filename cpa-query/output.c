@@ -170,7 +170,7 @@ void fold_sink_init(struct fold_sink *s, const struct cpa_labels *labels,
 		    uint64_t split_ns)
 {
 	memset(s, 0, sizeof(*s));
-	s->k = (struct sink){fold_begin, fold_entry, fold_end, NULL, NULL};
+	s->k = (struct sink){fold_begin, fold_entry, fold_end, NULL, NULL, NULL};
 	s->labels = labels;
 	s->split_ns = split_ns;
 	qmap_init(&s->seg);
@@ -443,6 +443,15 @@ static void stream_begin(struct sink *k, const struct cpa_segment_info *si,
 		memset(s->stk_map, 0, s->stk_n * sizeof(*s->stk_map));
 	if (s->ls_map)
 		memset(s->ls_map, 0, s->ls_n * sizeof(*s->ls_map));
+	s->stk_ids = NULL;
+	s->stk_ids_n = 0;
+}
+
+static void stream_stack_ids(struct sink *k, const uint32_t *ids, uint32_t n)
+{
+	struct stream_sink *s = stream_of(k);
+	s->stk_ids = ids;
+	s->stk_ids_n = n;
 }
 
 static uint32_t *map_slot(uint32_t **m, size_t *n, uint32_t id)
@@ -464,9 +473,12 @@ static uint32_t out_string(struct stream_sink *s, uint32_t id)
 	return *slot;
 }
 
+static void cells_settle(struct stream_sink *s);
+
 static void agg_flush(struct stream_sink *s)
 {
 	struct qmap *q = &s->agg;
+	cells_settle(s);
 	if (s->prune) {
 		prune_group(s);
 		q = &s->pruned;
@@ -488,8 +500,12 @@ static void agg_flush(struct stream_sink *s)
 		};
 		cpa_write_sample(&s->w.w, &smp);
 	}
-	for (size_t i = 0; s->rows && i < s->agg.n; i++)
-		s->rows[s->agg.e[i].b >> 32].c[(uint32_t)s->agg.e[i].b] = 0;
+	for (size_t i = 0; s->rows && i < s->agg.n; i++) {
+		struct agg_row *r = &s->rows[s->agg.e[i].b >> 32];
+		uint32_t stack = (uint32_t)s->agg.e[i].b;
+		r->v[stack] = 0;
+		r->met[stack / 64] &= ~(1ull << stack % 64);
+	}
 	qmap_clear(&s->agg);
 	if (s->prune)
 		qmap_clear(&s->pruned);
@@ -559,13 +575,20 @@ static uint64_t group_of(const struct stream_sink *s, uint64_t start)
 }
 
 /* The output stack of a segment's stack: as it is, its kernel frames, its
- * side, or with --prune a path written only once it is cut. */
+ * side, or with --prune a path written only once it is cut. It depends
+ * on the frames' text alone, so a stack id met in an earlier segment
+ * gives it without going through the frames. */
 static uint32_t out_stack(struct stream_sink *s, uint32_t stack)
 {
 	uint32_t *slot = map_slot(&s->stk_map, &s->stk_n, stack);
-	if (!*slot && s->side) {
+	if (*slot)
+		return *slot;
+	uint32_t id = stack < s->stk_ids_n ? s->stk_ids[stack] : 0;
+	if (id && id < s->id_n && s->id_map[id])
+		return *slot = s->id_map[id];
+	if (s->side) {
 		*slot = side_stack(s, stack);
-	} else if (!*slot) {
+	} else {
 		uint32_t n;
 		bool is_new;
 		const uint32_t *f = cpa_dict_stack(&s->d->d, stack, &n);
@@ -580,6 +603,8 @@ static uint32_t out_stack(struct stream_sink *s, uint32_t stack)
 				 : cpa_symw_stack(&s->w, ids, n);
 		free(ids);
 	}
+	if (id)
+		*map_slot(&s->id_map, &s->id_n, id) = *slot;
 	return *slot;
 }
 
@@ -604,31 +629,54 @@ static size_t cells_max(void)
 
 static void cells_free(struct stream_sink *s)
 {
-	for (size_t i = 0; s->rows && i < s->nrows; i++)
-		free(s->rows[i].c);
+	for (size_t i = 0; s->rows && i < s->nrows; i++) {
+		free(s->rows[i].v);
+		free(s->rows[i].met);
+	}
 	free(s->rows);
 	s->rows = NULL;
 }
 
-/* The cell of (label set, stack), NULL once the pairs are hashed. */
-static uint32_t *cell_of(struct stream_sink *s, uint32_t ls, uint32_t stack)
+/* The sums the cells hold, into their pairs in agg. */
+static void cells_settle(struct stream_sink *s)
+{
+	for (size_t i = 0; s->rows && i < s->agg.n; i++) {
+		struct qmap_entry *e = &s->agg.e[i];
+		e->v = s->rows[e->b >> 32].v[(uint32_t)e->b];
+	}
+}
+
+/* The row of label set ls, with a cell for stack; NULL once the pairs
+ * are hashed. */
+static struct agg_row *cell_of(struct stream_sink *s, uint32_t ls,
+			       uint32_t stack)
 {
 	if (!s->rows)
 		return NULL;
 	CPA_GROW_ZERO(s->rows, s->nrows, (size_t)ls + 1);
 	struct agg_row *r = &s->rows[ls];
 	if (stack < r->cap)
-		return &r->c[stack];
+		return r;
 	size_t was = r->cap;
-	CPA_GROW_ZERO(r->c, r->cap, (size_t)stack + 1);
+	CPA_GROW_ZERO(r->v, r->cap, (size_t)stack + 1);
+	CPA_GROW_ZERO(r->met, r->met_cap, r->cap / 64 + 1);
 	s->ncells += r->cap - was;
 	if (s->ncells > cells_max() && s->ncells / 16 > s->agg.n) {
 		/* sparse: the ids span far more cells than pairs */
+		cells_settle(s);
 		cells_free(s);
 		qmap_reindex(&s->agg);
 		return NULL;
 	}
-	return &r->c[stack];
+	return r;
+}
+
+/* Hints the cell of pair b, where it is already there. */
+static void cell_prefetch(const struct stream_sink *s, uint64_t b)
+{
+	uint32_t ls = (uint32_t)(b >> 32), stack = (uint32_t)b;
+	if (ls < s->nrows && stack < s->rows[ls].cap)
+		__builtin_prefetch(&s->rows[ls].v[stack]);
 }
 
 /*
@@ -636,11 +684,12 @@ static uint32_t *cell_of(struct stream_sink *s, uint32_t ls, uint32_t stack)
  * into millions of (label set, stack) pairs, a table far larger than the
  * caches, where each add would wait for its misses one after another.
  * With --prune the pairs are found by id: a cell per output label set
- * and stack names the pair's entry, so an add reads a cell of a table a
- * few times smaller than the hash's slots, then its entry, and a new
- * pair is appended, not hashed; cells too sparse for their pairs are
- * given up for the hash. Hashed,
- * the window's keys are hashed and their slots fetched first. Either way
+ * and stack holds the pair's sum, and a bit whether it was met, so an
+ * add touches one cell, whose place is known without a read, so it is
+ * fetched while the window's keys are made; a new pair is appended to agg, not hashed, and gets
+ * its sum from the cell when the group is written. Cells too sparse for
+ * their pairs are given up for the hash. Hashed, the window's keys are
+ * hashed and their slots fetched first. Either way
  * the output is what adding entry by entry gives, strings and samples in
  * the same order.
  */
@@ -652,7 +701,10 @@ static void agg_window(struct sink *k, unsigned column, uint64_t start,
 	(void)column;
 	CPA_GROW(s->batch, s->batch_cap, n);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t stack = out_stack(s, e[i].stack);
+		uint32_t stack = e[i].stack < s->stk_n ? s->stk_map[e[i].stack]
+						       : 0;
+		if (!stack)
+			stack = out_stack(s, e[i].stack);
 		uint64_t b = (uint64_t)out_labelset(s, e[i].labelset) << 32 |
 			     stack;
 		/* windows come in time order per store: a group is
@@ -661,13 +713,16 @@ static void agg_window(struct sink *k, unsigned column, uint64_t start,
 			agg_flush(s);
 		s->group = group;
 		s->batch[i] = (struct agg_add){ b, qmap_hash(group, b) };
-		if (!s->rows)
+		if (s->rows)
+			cell_prefetch(s, b);
+		else
 			qmap_prefetch_slot(&s->agg, s->batch[i].h);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t b = s->batch[i].b;
-		uint32_t *c = cell_of(s, (uint32_t)(b >> 32), (uint32_t)b);
-		if (!c) {
+		uint32_t stack = (uint32_t)b;
+		struct agg_row *r = cell_of(s, (uint32_t)(b >> 32), stack);
+		if (!r) {
 			if (i + AGG_AHEAD < n)
 				qmap_prefetch_entry(&s->agg,
 						    s->batch[i + AGG_AHEAD].h);
@@ -675,9 +730,12 @@ static void agg_window(struct sink *k, unsigned column, uint64_t start,
 					e[i].weight);
 			continue;
 		}
-		if (!*c)
-			*c = (uint32_t)qmap_push(&s->agg, group, b) + 1;
-		s->agg.e[*c - 1].v += e[i].weight;
+		uint64_t bit = 1ull << stack % 64;
+		if (!(r->met[stack / 64] & bit)) {
+			r->met[stack / 64] |= bit;
+			qmap_push(&s->agg, group, b);
+		}
+		r->v[stack] += e[i].weight;
 	}
 }
 
@@ -749,7 +807,8 @@ int stream_sink_init(struct stream_sink *s, int fd,
 		     const struct store_set *ss)
 {
 	memset(s, 0, sizeof(*s));
-	s->k = (struct sink){stream_begin, stream_entry, stream_end, NULL, NULL};
+	s->k = (struct sink){stream_begin, stream_entry, stream_end, NULL, NULL,
+			     stream_stack_ids};
 	int r = cpa_symw_init(&s->w, fd);
 	if (r < 0)
 		return r;
@@ -809,6 +868,7 @@ int stream_sink_finish(struct stream_sink *s)
 	cpa_symw_free(&s->w);
 	free(s->str_map);
 	free(s->stk_map);
+	free(s->id_map);
 	free(s->ls_map);
 	return r;
 }
@@ -864,7 +924,7 @@ static void top_end(struct sink *k, const struct cpa_segment_info *si,
 void top_sink_init(struct top_sink *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->k = (struct sink){top_begin, top_entry, top_end, NULL, NULL};
+	s->k = (struct sink){top_begin, top_entry, top_end, NULL, NULL, NULL};
 	qmap_init(&s->seg);
 	qmap_init(&s->net);
 	s->held = cpa_stacktab_new();

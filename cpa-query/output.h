@@ -63,6 +63,10 @@ struct stream_sink {
 	const struct cpa_store_dict *d;	/* of the segment being read */
 	uint32_t *str_map, *stk_map;	/* segment id -> output id */
 	size_t str_n, stk_n;
+	const uint32_t *stk_ids;	/* the segment's stack ids (scan.h) */
+	uint32_t stk_ids_n;
+	uint32_t *id_map;		/* stack id -> output id */
+	size_t id_n;
 	uint64_t every_ns;		/* 0: each window as stored */
 	uint64_t origin;		/* groups start every_ns from it */
 	unsigned keep;			/* bit per enum cpa_label kept */
@@ -74,9 +78,13 @@ struct stream_sink {
 	struct agg_add { uint64_t b, h; } *batch;	/* a window's adds */
 	size_t batch_cap;
 	/* --prune: agg's pairs found by id, not hashed (agg_window); while
-	 * rows is set, agg's index holds none of them */
-	struct agg_row { uint32_t *c; size_t cap; } *rows;	/* by out
-					 * label set: stack -> index + 1 */
+	 * rows is set, agg's index holds none of them and their sums are
+	 * in the cells, not in agg (cells_settle puts them there) */
+	struct agg_row {	/* by out label set: stack -> sum */
+		uint64_t *v;
+		uint64_t *met;	/* a bit per stack: its pair is in agg */
+		size_t cap, met_cap;
+	} *rows;
 	size_t nrows, ncells;
 	struct cpa_stacktab *out_ls;	/* label words of the output */
 	uint32_t *ls_map;		/* segment label set -> out_ls id */

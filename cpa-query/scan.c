@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "intern.h"
 #include "log.h"
 #include "cpastore.h"
 #include "scan.h"
@@ -316,6 +317,9 @@ static void scan(const struct store_set *ss, uint64_t from, uint64_t to,
  * scan() would have shown it, call for call, while the next segment's
  * blocks are read, checked, decompressed and decoded beside it. At most
  * TAPES_AHEAD tapes wait, which bounds the memory to a few segments.
+ * For a sink that takes stack ids, the second thread also interns each
+ * stack of the segment by its frames' text, which the calling thread
+ * would otherwise redo for every segment.
  */
 #define TAPES_AHEAD 2
 
@@ -329,6 +333,8 @@ struct tape {
 		uint32_t n;
 	} *w;
 	size_t nw, capw;
+	uint32_t *ids;			/* stack -> id across segments */
+	uint32_t nids;
 	struct scan_stats st;
 	struct tape *next;
 };
@@ -337,6 +343,11 @@ struct ahead {
 	const struct store_set *ss;
 	uint64_t from, to;
 	const struct filter *f;
+	/* the sink's stack ids: stacks of string ids of strs */
+	struct cpa_strtab *strs;
+	struct cpa_stacktab *stacks;
+	uint32_t *str_ids, *frames;
+	size_t str_cap, frames_cap;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct tape *head, **tail;	/* read, not yet played */
@@ -361,7 +372,31 @@ static void tape_free(struct tape *t)
 	cpa_segment_reader_close(&t->r);
 	free(t->e);
 	free(t->w);
+	free(t->ids);
 	free(t);
+}
+
+/* The id of each stack of the tape's segment, by the text of its
+ * frames. */
+static void tape_stack_ids(struct ahead *a, struct tape *t)
+{
+	const struct cpa_dict *d = &t->r.dict.d;
+	CPA_GROW(a->str_ids, a->str_cap, (size_t)d->nstrs + 1);
+	for (uint32_t i = 0; i < d->nstrs; i++)
+		a->str_ids[i] = cpa_strtab_intern(a->strs, d->strs[i],
+						  d->str_lens[i], NULL);
+	t->nids = d->nstacks;
+	t->ids = cpa_calloc((size_t)t->nids + 1, sizeof(*t->ids));
+	for (uint32_t i = 1; i < d->nstacks; i++) {
+		uint32_t n;
+		const uint32_t *f = cpa_dict_stack(d, i, &n);
+		if (!f)
+			continue;
+		CPA_GROW(a->frames, a->frames_cap, (size_t)n + 1);
+		for (uint32_t j = 0; j < n; j++)
+			a->frames[j] = a->str_ids[f[j]];
+		t->ids[i] = cpa_stacktab_intern(a->stacks, a->frames, n, NULL);
+	}
 }
 
 static void *read_ahead(void *arg)
@@ -384,6 +419,8 @@ static void *read_ahead(void *arg)
 				 .interval = si->interval_ns, .f = a->f,
 				 .d = &t->r.dict, .k = &t->k, .st = &t->st};
 		read_segment(&t->r, &w, a->from, a->to);
+		if (a->stacks)
+			tape_stack_ids(a, t);
 		pthread_mutex_lock(&a->lock);
 		while (a->waiting >= TAPES_AHEAD)
 			pthread_cond_wait(&a->cond, &a->lock);
@@ -405,6 +442,8 @@ static void play(struct tape *t, unsigned column, struct sink *k,
 {
 	const struct cpa_segment_info *si = t->r.si;
 	k->begin(k, si, &t->r.dict);
+	if (t->ids)
+		k->stack_ids(k, t->ids, t->nids);
 	const struct cpa_store_entry *e = t->e;
 	for (size_t i = 0; i < t->nw; i++) {
 		const struct tape_window *tw = &t->w[i];
@@ -452,6 +491,10 @@ static void scan_ahead(const struct store_set *ss, uint64_t from, uint64_t to,
 	struct ahead a = {.ss = ss, .from = from, .to = to, .f = f};
 	pthread_t th;
 	a.tail = &a.head;
+	if (k->stack_ids) {
+		a.strs = cpa_strtab_new();
+		a.stacks = cpa_stacktab_new();
+	}
 	pthread_mutex_init(&a.lock, NULL);
 	pthread_cond_init(&a.cond, NULL);
 	if (pthread_create(&th, NULL, read_ahead, &a)) {
@@ -480,6 +523,12 @@ static void scan_ahead(const struct store_set *ss, uint64_t from, uint64_t to,
 out:
 	pthread_cond_destroy(&a.cond);
 	pthread_mutex_destroy(&a.lock);
+	if (a.stacks) {
+		cpa_strtab_free(a.strs);
+		cpa_stacktab_free(a.stacks);
+	}
+	free(a.str_ids);
+	free(a.frames);
 }
 
 void scan_range(const struct store_set *ss, uint64_t from, uint64_t to,

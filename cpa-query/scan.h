@@ -49,6 +49,12 @@ struct sink {
 	 * those blocks is decoded. */
 	void (*sums)(struct sink *k, unsigned column, uint64_t start_ns,
 		     const struct cpa_store_sum *s, uint32_t n);
+	/* Optional, when the segment was read ahead: right after begin,
+	 * ids[stack] for each of the segment's n stacks, equal across the
+	 * segments of a scan for stacks of equal frames, so what a sink
+	 * made of a stack in one segment serves it in the next. Valid until
+	 * end. */
+	void (*stack_ids)(struct sink *k, const uint32_t *ids, uint32_t n);
 };
 
 struct scan_stats {

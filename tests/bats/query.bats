@@ -399,6 +399,9 @@ summed() {
 	local args
 	for args in "" "--labels comm,pid,tid,cpu" "--format stream" \
 		"--format stream --split-every 40s --labels comm --prune 20" \
+		"--format stream --split-every 40s --labels pid" \
+		"--format stream --split-every 1m --stacks kernel --prune 8" \
+		"--format stream --split-every 1m --labels none --stacks side --kind oncpu" \
 		"--top 20" "--format pprof" "--comm proc3 --kind oncpu" \
 		"--from @$((T0 + 30)) --to @$((T0 + 320)) --grep fn_4" \
 		"--diff-from @$T0 --diff-to @$((T0 + 60))"; do
