@@ -115,34 +115,39 @@ struct {
 } fp_procs SEC(".maps");
 
 /*
- * Whether the FP chain alone is the whole user stack: ip lies in code
- * that keeps frame pointers, and the word at sp is no return address
- * into that code. Where it is, ip is in a function that has not set up
- * its frame (a frameless leaf, or the entry before push %rbp), and the
- * FP chain would skip that function's caller: the snapshot is taken,
- * and cpa-unwind walks it by CFI. A code pointer that is only a local
- * costs a snapshot, never a frame. A process's first samples take the
- * snapshot too (fp->learn).
+ * The process's frame-pointer code when the FP chain alone may be the
+ * whole user stack, else NULL: ip lies in code that keeps frame
+ * pointers, and the word at sp is no return address into that code.
+ * Where it is, or is a return into one of its roots, ip is in a function
+ * that has not set up its frame (a frameless leaf, or the entry before
+ * push %rbp), and the FP chain would skip that function's caller: the
+ * snapshot is taken, and cpa-unwind
+ * walks it by CFI. A code pointer that is only a local costs a snapshot,
+ * never a frame. A process's first samples take the snapshot too
+ * (fp->learn). walk_fp_chain has the last word, frame by frame.
  */
-static __always_inline bool fp_chain_whole(__u32 pid, __u64 ip, __u64 sp)
+static __always_inline struct capture_fp_proc *fp_chain_code(__u32 pid,
+							     __u64 ip,
+							     __u64 sp)
 {
 	struct capture_fp_proc *fp = bpf_map_lookup_elem(&fp_procs, &pid);
 	bool in_ip = false, in_top = false;
 	__u64 top = 0;
 
 	if (!fp)
-		return false;
+		return NULL;
 	if (fp->learn) {	/* racy between CPUs: a sample more or less */
 		fp->learn--;
-		return false;
+		return NULL;
 	}
 	if (bpf_probe_read_user(&top, sizeof(top), (void *)sp))
-		return false;
+		return NULL;
 	for (int i = 0; i < CAPTURE_FP_RANGES; i++) {
 		in_ip |= fp->start[i] <= ip && ip < fp->end[i];
 		in_top |= fp->start[i] <= top && top < fp->end[i];
 	}
-	return in_ip && !in_top;
+	in_top |= top == fp->root[0] || top == fp->root[1];
+	return in_ip && !in_top ? fp : NULL;
 }
 
 static __always_inline struct capture_scratch *scratch_slot(__u32 cpu,
@@ -274,9 +279,18 @@ static __always_inline void submit(struct capture_scratch *s)
  * walk (bpf_get_stack with BPF_F_USER_STACK) gives it: ip, then each
  * frame's return address, while frames lie further up the stack. Walked
  * here, 16 bytes a frame, it spares the kernel's walk its word-by-word
- * reads and perf's callchain buffers. Returns the frames.
+ * reads and perf's callchain buffers.
+ *
+ * Returns the frames when the chain is whole: it ends at one of fp's
+ * roots, at a frame pointer or return address of 0 (the outermost
+ * frame's, as Go and clone leave them), or with the frames full. Else 0:
+ * a return address outside fp's code (the chain went through code
+ * without frame pointers, which may have hidden the frame that called
+ * into it), or a frame pointer that is no frame (ip at a function's
+ * entry, before its frame is set up, under a caller without them).
  */
-static __always_inline __u16 walk_fp_chain(__u64 *ips, __u64 ip, __u64 bp)
+static __always_inline __u16 walk_fp_chain(__u64 *ips, __u64 ip, __u64 bp,
+					   const struct capture_fp_proc *fp)
 {
 	struct {
 		__u64 next, ret;
@@ -285,17 +299,27 @@ static __always_inline __u16 walk_fp_chain(__u64 *ips, __u64 ip, __u64 bp)
 
 	ips[0] = ip;
 	for (int i = 1; i < CAPTURE_MAX_FRAMES; i++) {
-		if (!bp || (bp & 7) ||
-		    bpf_probe_read_user(&f, sizeof(f), (void *)bp))
+		bool in_fp = false;
+
+		if (!bp)
 			break;
+		if ((bp & 7) || bpf_probe_read_user(&f, sizeof(f), (void *)bp))
+			return 0;
 		if (!f.ret)
 			break;
 		barrier_var(n);
 		if (n >= CAPTURE_MAX_FRAMES)
 			break;
 		ips[n++] = f.ret;
-		if (f.next <= bp)
-			break;
+		for (int r = 0; r < CAPTURE_FP_RANGES; r++)
+			in_fp |= fp->start[r] <= f.ret && f.ret < fp->end[r];
+		if (!in_fp) {
+			if (f.ret == fp->root[0] || f.ret == fp->root[1])
+				break;	/* cpa-unwind knows what lies beyond */
+			return 0;
+		}
+		if (f.next && f.next <= bp)
+			return 0;
 		bp = f.next;
 	}
 	return n;
@@ -323,7 +347,7 @@ static __always_inline void user_regs(__u64 *out, struct sample_regs *regs,
 /*
  * A sample of the current task: kernel stack, and unless kernel-only the
  * user registers and either the frame-pointer user chain alone (code
- * that keeps frame pointers, fp_chain_whole) or the stack snapshot and,
+ * that keeps frame pointers, fp_chain_code) or the stack snapshot and,
  * where the snapshot does not hold the whole stack, the chain as well.
  * regs are the interrupted registers (perf event, uprobe) or NULL; when
  * they are not user mode the task's saved user registers are used.
@@ -336,27 +360,45 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 	struct capture_scratch *s = scratch_slot(cpu, slot);
 	bool user = user_stacks && task->mm;
 	bool snapshot = user;	/* the loader sets a stack_size with them */
+	struct capture_fp_proc *fp = NULL;
 	struct capture_event *ev;
 	__u64 ur[CAPTURE_NREGS];
+	__u16 n_fp = 0;
 	long n;
 
 	if (!s)
 		return 0;
 	if (user) {
 		user_regs(ur, regs, task);
-		if (snapshot && snapshot_auto &&
-		    fp_chain_whole(task->tgid, ur[0], ur[1]))
-			snapshot = false;
+		if (snapshot && snapshot_auto)
+			fp = fp_chain_code(task->tgid, ur[0], ur[1]);
 	}
 	/* The sample is written in place in the ring, snapshot included:
 	 * a copy through the scratch slot touched twice the pages, and on a
 	 * virtual machine a page touched from the timer's interrupt is what
 	 * a sample costs most. What the record holds past the snapshot is
-	 * never read (stack_len says where it ends). */
-	if (snapshot)
+	 * never read (stack_len says where it ends). A chain that leaves
+	 * frame-pointer code is found only by walking it: its record is
+	 * given back, and the snapshot taken after all. */
+	ev = NULL;
+	if (fp) {
+		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+		if (!ev) {
+			count_drop(DROP_RINGBUF);
+			return 0;
+		}
+		n_fp = walk_fp_chain(ev->user_ips, ur[0], ur[2], fp);
+		if (n_fp) {
+			snapshot = false;
+		} else {
+			bpf_ringbuf_discard(ev, BPF_RB_NO_WAKEUP);
+			ev = NULL;
+		}
+	}
+	if (!ev && snapshot)
 		ev = bpf_ringbuf_reserve(&events, sizeof(*ev) + snapshot_room() +
 					 CAPTURE_STACK_SLACK, 0);
-	else
+	else if (!ev)
 		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		count_drop(DROP_RINGBUF);
@@ -396,7 +438,7 @@ static __always_inline int sample_current(void *ctx, struct sample_regs *regs,
 		 * snapshot holds the stack, cpa-unwind walks the same chain
 		 * from it. */
 		if (!snapshot) {
-			ev->n_user = walk_fp_chain(ev->user_ips, ur[0], ur[2]);
+			ev->n_user = n_fp;
 		} else if (!copy_user_stack(ev, task, ur[1])) {
 			n = bpf_get_stack(ctx, ev->user_ips,
 					  sizeof(ev->user_ips),

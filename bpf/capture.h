@@ -109,9 +109,19 @@ struct capture_scratch {
  */
 #define CAPTURE_FP_RANGES 4
 
+#define CAPTURE_FP_ROOTS 2
+
 struct capture_fp_proc {
 	__u64 start[CAPTURE_FP_RANGES];
 	__u64 end[CAPTURE_FP_RANGES];
+	/* Return addresses into the roots of its libc, without frame
+	 * pointers, that call frame-pointer code: into start_thread and
+	 * __libc_start_call_main. An FP chain may end at one; any other
+	 * return address outside the ranges means the chain went through
+	 * code without frame pointers (a libc qsort calling a comparator),
+	 * which may have hidden its caller, and the snapshot is taken. 0 is
+	 * none. */
+	__u64 root[CAPTURE_FP_ROOTS];
 	/* samples that still take the snapshot, so that cpa-unwind learns
 	 * what lies beyond the FP chain's root (cpa-unwind/roottail.c) */
 	__u32 learn;

@@ -375,4 +375,8 @@ int java_records(const uint8_t *buf, size_t len, bool live, size_t *taken,
 
 extern volatile int capture_stop;
 
+/* Where main returns to in libc: the root of every FP chain of a process
+ * run by the same libc (fpframes.c). */
+extern void *capture_main_return;
+
 #endif

@@ -4,7 +4,7 @@
  * at once per file, and the mappings of a file whose code keeps them go
  * to the BPF program's fp_procs map, keyed by process. A timer sample
  * whose ip lies in one of them takes the kernel's frame-pointer chain
- * and no stack snapshot (bpf/capture.bpf.c, fp_chain_whole); any other
+ * and no stack snapshot (bpf/capture.bpf.c, fp_chain_code); any other
  * sample takes the snapshot as before, which cpa-unwind walks by CFI.
  *
  * A file keeps frame pointers when it is Go (a .go.buildinfo section:
@@ -15,6 +15,16 @@
  * leaf without a frame, sp plus the return address's slot. Such a leaf
  * is caught per sample by the BPF side, which looks at the word at sp.
  *
+ * The chain is the frame-pointer code's alone up to the libc that runs
+ * it, whose code keeps none: there it must end, at the return into one
+ * of the two roots that call a program's code, __libc_start_call_main
+ * and start_thread. Where in libc those returns lie is read off this
+ * process (its own main's return, and a thread's), and each process
+ * that maps the same libc file gets them at their address in it. A
+ * chain through libc anywhere else (qsort calling a comparator) takes
+ * the snapshot. A process with another libc gets no roots, and its
+ * chains through libc take the snapshot too.
+ *
  * Forgotten at exec (unless the mapping is the new image's, drained
  * first from another CPU's ring) and at exit. --snapshot=always turns
  * this off.
@@ -24,6 +34,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,6 +47,7 @@
 #include "capture.h"
 #include "le.h"
 #include "log.h"
+#include "procfs.h"
 
 /* Only the sections looked at are read (the file is mapped): a Go
  * binary or a browser is hundreds of MB. */
@@ -60,6 +72,7 @@ struct fp_file {
 	dev_t dev;
 	ino_t ino;
 	bool fp;
+	bool libc;	/* the file roots[] lie in */
 };
 static struct fp_file *files;
 static size_t n_files, files_cap;
@@ -73,6 +86,15 @@ struct fp_seen {
 };
 static struct fp_seen *seen;
 static size_t n_seen, seen_cap;
+
+/* The roots' returns, as offsets into the libc file dev, ino: n_roots
+ * of them, 0 when this process's libc could not be told. */
+static struct {
+	dev_t dev;
+	ino_t ino;
+	uint64_t off[CAPTURE_FP_ROOTS];
+	unsigned n;
+} roots;
 
 static Elf_Scn *section(Elf *e, const char *want, GElf_Shdr *sh)
 {
@@ -99,6 +121,7 @@ enum cfa_kind { CFA_OTHER, CFA_FP, CFA_LEAF };
  * frame has it; at the entry's offset from sp, where a function that
  * neither pushed nor reserved anything has it (its return address is at
  * sp, which the BPF side looks at); or elsewhere. */
+/* The CFA's rule at pc. */
 static enum cfa_kind cfa_at(Dwarf_CFI *cfi, uint64_t pc)
 {
 	Dwarf_Frame *fr;
@@ -117,6 +140,44 @@ static enum cfa_kind cfa_at(Dwarf_CFI *cfi, uint64_t pc)
 			k = CFA_LEAF;
 	}
 	free(fr);
+	return k;
+}
+
+/* Where the CFI of the function at start ends, at most end: the end of
+ * its last row. */
+static uint64_t cfi_end(Dwarf_CFI *cfi, uint64_t start, uint64_t end)
+{
+	uint64_t at = start;
+
+	for (int rows = 0; rows < 64 && at < end; rows++) {
+		Dwarf_Frame *fr;
+		Dwarf_Addr lo, hi;
+
+		if (dwarf_cfi_addrframe(cfi, at, &fr))
+			break;
+		bool on = dwarf_frame_info(fr, &lo, &hi, NULL) >= 0 && hi > at;
+		free(fr);
+		if (!on)
+			break;
+		at = hi;
+	}
+	return at < end ? at : end;
+}
+
+/* The CFA's rule halfway through the function at start, past its
+ * prologue and before its epilogue: halfway to the next function, or,
+ * where that is padding without CFI (a short leaf), halfway to the end
+ * of its own CFI. */
+static enum cfa_kind cfa_halfway(Dwarf_CFI *cfi, uint64_t start, uint64_t end)
+{
+	enum cfa_kind k = cfa_at(cfi, start + (end - start) / 2);
+
+	if (k == CFA_OTHER) {
+		uint64_t own = cfi_end(cfi, start, end);
+
+		if (own > start && own < end)
+			k = cfa_at(cfi, start + (own - start) / 2);
+	}
 	return k;
 }
 
@@ -163,9 +224,7 @@ static bool cfi_keeps_fp(Elf *e)
 		if (start < ts.sh_addr || start >= ts.sh_addr + ts.sh_size ||
 		    end <= start || start == eh.e_entry)
 			continue;	/* the PLT, _init, _start */
-		/* halfway to the next function: past the prologue, before
-		 * the epilogue */
-		switch (cfa_at(cfi, start + (end - start) / 2)) {
+		switch (cfa_halfway(cfi, start, end)) {
 		case CFA_FP:
 			fp++;
 			break;
@@ -200,29 +259,79 @@ static bool file_keeps_fp(int fd)
 	return fp;
 }
 
-static bool mapping_keeps_fp(const struct cpa_mmap *m)
+/* What is known of the file m maps, looked at once; NULL when it
+ * cannot be opened. */
+static const struct fp_file *mapping_file(const struct cpa_mmap *m)
 {
 	struct stat st;
 	int fd = capture_open_mapping(m, FP_FILE_MAX, &st);
 
 	if (fd < 0)
-		return false;
+		return NULL;
 	for (size_t i = 0; i < n_files; i++)
 		if (files[i].dev == st.st_dev && files[i].ino == st.st_ino) {
 			close(fd);
-			return files[i].fp;
+			return &files[i];
 		}
 	CPA_GROW(files, files_cap, n_files + 1);
 	struct fp_file *f = &files[n_files++];
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
-	f->fp = file_keeps_fp(fd);
+	f->libc = roots.n && st.st_dev == roots.dev && st.st_ino == roots.ino;
+	f->fp = !f->libc && file_keeps_fp(fd);
 	close(fd);
 	if (f->fp)
 		files_fp++;
 	else
 		files_other++;
-	return f->fp;
+	return f;
+}
+
+static void *thread_root(void *ret)
+{
+	*(void **)ret = __builtin_return_address(0);
+	return NULL;
+}
+
+/* The file a return address of this process lies in, and its offset
+ * there, into roots; false when the addresses are not all in one file. */
+static bool root_of(uint64_t addr)
+{
+	struct cpa_maps it;
+	struct cpa_map m;
+	struct stat st;
+	bool found = false;
+
+	if (!addr || cpa_maps_open(&it, 0))
+		return false;
+	while (!found && cpa_maps_next(&it, &m))
+		found = m.start <= addr && addr < m.end && m.path[0] == '/' &&
+			!stat(m.path, &st);
+	cpa_maps_close(&it);
+	if (!found || (roots.n && (st.st_dev != roots.dev ||
+				   st.st_ino != roots.ino)))
+		return false;
+	roots.dev = st.st_dev;
+	roots.ino = st.st_ino;
+	roots.off[roots.n++] = addr - m.start + m.pgoff;
+	return true;
+}
+
+/* Where this process's libc returns to when main, and a thread's start
+ * function, return. */
+static void learn_roots(void)
+{
+	void *ret = NULL;
+	pthread_t t;
+
+	roots.n = 0;
+	if (pthread_create(&t, NULL, thread_root, &ret) == 0)
+		pthread_join(t, NULL);
+	if (!root_of((uintptr_t)capture_main_return) ||
+	    !root_of((uintptr_t)ret)) {
+		roots.n = 0;
+		cpa_debug("libc's roots not found: FP chains through libc take the snapshot");
+	}
 }
 
 static int fpframes_open(const struct capture_config *cfg,
@@ -230,8 +339,10 @@ static int fpframes_open(const struct capture_config *cfg,
 			 size_t whylen)
 {
 	(void)why, (void)whylen;
-	if (sh->user_stacks && cfg->stack_size && !cfg->snapshot_always)
+	if (sh->user_stacks && cfg->stack_size && !cfg->snapshot_always) {
 		procs_fd = sh->fp_procs_fd;
+		learn_roots();
+	}
 	elf_version(EV_CURRENT);
 	return 0;
 }
@@ -247,12 +358,15 @@ static struct fp_seen *seen_of(uint32_t pid)
 static void fpframes_mapping(const struct cpa_mmap *m, bool at_start)
 {
 	(void)at_start;
+	const struct fp_file *f;
 	struct fp_seen *s;
 	unsigned i;
 
 	if (procs_fd < 0 || !m->pid || !(m->prot & 4 /* PROT_EXEC */) ||
-	    !m->inode || !m->path_len || m->path[0] != '/' ||
-	    !mapping_keeps_fp(m))
+	    !m->inode || !m->path_len || m->path[0] != '/')
+		return;
+	f = mapping_file(m);
+	if (!f || (!f->fp && !f->libc))
 		return;
 	s = seen_of(m->pid);
 	if (!s) {
@@ -263,13 +377,25 @@ static void fpframes_mapping(const struct cpa_mmap *m, bool at_start)
 		s->time_ns = m->time_ns;
 		s->ranges.learn = CAPTURE_FP_LEARN;
 	}
-	for (i = 0; i < CAPTURE_FP_RANGES && s->ranges.end[i]; i++)
-		if (s->ranges.start[i] == m->start)
-			return;
-	if (i == CAPTURE_FP_RANGES)
-		return;	/* the rest takes the snapshot */
-	s->ranges.start[i] = m->start;
-	s->ranges.end[i] = m->start + m->len;
+	if (f->libc) {
+		for (i = 0; i < roots.n; i++)
+			if (m->pgoff <= roots.off[i] &&
+			    roots.off[i] - m->pgoff < m->len)
+				s->ranges.root[i] = m->start + roots.off[i] -
+						    m->pgoff;
+	} else {
+		for (i = 0; i < CAPTURE_FP_RANGES && s->ranges.end[i]; i++)
+			if (s->ranges.start[i] == m->start)
+				return;
+		if (i == CAPTURE_FP_RANGES)
+			return;	/* the rest takes the snapshot */
+		s->ranges.start[i] = m->start;
+		s->ranges.end[i] = m->start + m->len;
+	}
+	/* a process is in fp_procs for its frame-pointer code alone: its
+	 * libc's roots wait for it in seen */
+	if (!s->ranges.end[0])
+		return;
 	if (bpf_map_update_elem(procs_fd, &m->pid, &s->ranges, BPF_ANY))
 		cpa_debug("pid %u: fp_procs is full", m->pid);
 }

@@ -21,6 +21,7 @@
 #include "timeparse.h"
 
 volatile int capture_stop;
+void *capture_main_return;
 
 static void on_signal(int sig)
 {
@@ -211,6 +212,7 @@ int main(int argc, char **argv)
 	uint64_t start, deadline, *bpf_ns = NULL;
 	int status = 0, rc = 0;
 
+	capture_main_return = __builtin_return_address(0);
 	cpa_options_init(argv[0]);
 	capture_parse_options(argc, argv, &cfg);
 	setup_signals();

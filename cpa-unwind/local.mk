@@ -52,14 +52,18 @@ dist_man1_MANS += docs/man/cpa-unwind.1
 EXTRA_DIST += docs/unwinding.md
 
 # Workloads: selfsnap writes raw samples of its own stack (no BPF needed);
-# the others are spinners with known chains built without frame pointers.
+# the others are spinners with known chains built without frame pointers,
+# and qsort_chain_fp the chain through libc built with them.
 check_PROGRAMS += tests/workloads/selfsnap tests/workloads/qsort_chain \
+	tests/workloads/qsort_chain_fp \
 	tests/workloads/vdso_chain tests/workloads/anon_exec
 tests_workloads_selfsnap_SOURCES = tests/workloads/selfsnap.c
 tests_workloads_selfsnap_CFLAGS = $(WL_NOFP_CFLAGS)
 tests_workloads_selfsnap_LDADD = $(LIBCPA_FORMAT)
 tests_workloads_qsort_chain_SOURCES = tests/workloads/qsort_chain.c
 tests_workloads_qsort_chain_CFLAGS = $(WL_NOFP_CFLAGS)
+tests_workloads_qsort_chain_fp_SOURCES = tests/workloads/qsort_chain.c
+tests_workloads_qsort_chain_fp_CFLAGS = $(WL_FP_CFLAGS)
 tests_workloads_vdso_chain_SOURCES = tests/workloads/vdso_chain.c
 tests_workloads_vdso_chain_CFLAGS = $(WL_NOFP_CFLAGS)
 # Code in anonymous memory named by prctl (debuginfo.bats).

@@ -1,6 +1,8 @@
 /*
  * A chain that passes through Debian's libc: the comparator qsort calls
- * back is where the time goes. Built without frame pointers:
+ * back is where the time goes. Built without frame pointers, and with
+ * them (qsort_chain_fp: frame-pointer code called back from a libc
+ * without them):
  *   main -> run -> level_a -> level_b -> qsort (libc) -> ... -> compare
  *        -> cmp_leaf
  * Prints "ready PID" once running.  usage: qsort_chain [SECONDS]
@@ -24,8 +26,19 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* cmp_leaf calls this once, so that it is no leaf function: gcc sets up
+ * no frame for a leaf at -O2 even with -mno-omit-leaf-frame-pointer, and
+ * the frame-pointer build's samples would then be caught by the word at
+ * sp, not by their chain through libc. */
+NOINLINE int cmp_seed(int a)
+{
+	KEEP_FRAME();
+	return a;
+}
+
 NOINLINE int cmp_leaf(int a, int b)
 {
+	a = cmp_seed(a);
 	/* make each comparison cost enough to dominate the profile */
 	for (int i = 0; i < 200; i++)
 		sink += (unsigned long)i * 7;
