@@ -161,10 +161,13 @@ qsort_whole() {
 
 @test "frame-pointer code called back from libc: the snapshot, not the FP chain, keeps it whole" {
 	# The comparator keeps frame pointers and libc's qsort does not: an
-	# FP walk from it skips level_b's call into qsort. The capture, by
-	# default, must see the chain leave frame-pointer code and take the
-	# snapshot.
-	profile qsort_chain_fp 3 "$WL/qsort_chain_fp" 6
+	# FP walk from it skips level_b's call into qsort. The capture must
+	# see the chain leave frame-pointer code and take the snapshot.
+	start_workload "$T/qsort_chain_fp.wl" "$WL/qsort_chain_fp" 6
+	cpa-capture --pid "$WL_PID" --duration 3 --stats --snapshot=auto \
+		>"$T/qsort_chain_fp.cpa" 2>"$T/qsort_chain_fp.err"
+	grep 'user stacks' "$T/qsort_chain_fp.err"
+	cpa-unwind --folded <"$T/qsort_chain_fp.cpa" >"$T/qsort_chain_fp.folded"
 	qsort_whole qsort_chain_fp
 }
 
